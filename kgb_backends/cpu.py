@@ -1,0 +1,69 @@
+"""The CPU backend: Triton's interpreter (``TRITON_INTERPRET=1``) on CPU tensors.
+
+It runs real kernels everywhere, which makes it the default on a laptop and in CI, but its
+timings measure numpy-driven interpretation, not a chip: they are labelled
+``interpreter-wallclock`` and a report must never read them as performance.
+"""
+
+from __future__ import annotations
+
+from kgb_core import hookimpl
+from kgb_core.backends import Availability, Backend, Quirks
+from kgb_core.operators import SMALL
+from kgb_core.timing import Timer, TimingSettings, WallClockTimer
+
+# Measured on Triton 3.9 (shared/notes/triton-interpreter-facts.md): bf16 arithmetic and
+# tl.dot on bf16 operands give garbage in the interpreter, so a correct kernel can fail there.
+_BF16_REASON = ("Triton's interpreter computes bf16 arithmetic and bf16 tl.dot wrongly "
+                "(measured on Triton 3.9); bf16 cases run on GPU backends only")
+
+
+class CpuInterpreterBackend(Backend):
+    name = "cpu"
+    description = "Triton's interpreter on CPU tensors (correctness anywhere; timings are not performance)"
+    quirks = Quirks(
+        device_type="cpu",
+        skipped_dtypes={"bfloat16": _BF16_REASON},
+        unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",),
+        prompt_hints=(
+            "Kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors: "
+            "keep block sizes modest (<= 1024 elements per program) since each program is "
+            "simulated with numpy.",
+            "tl.math.tanh is missing in the interpreter: write tanh from tl.exp or tl.sigmoid.",
+        ),
+        case_tiers=(SMALL,),
+        timed_tiers=(SMALL,),
+    )
+    # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
+    default_timing = TimingSettings(warmup_ms=0.0, rep_ms=100.0, min_repetitions=3,
+                                    max_repetitions=20)
+
+    def probe(self) -> Availability:
+        try:
+            import triton  # noqa: F401
+            import torch  # noqa: F401
+        except ImportError as error:
+            return Availability(False, f"needs torch and triton installed: {error}")
+        return Availability(True, "Triton's interpreter is always available")
+
+    def worker_environment(self) -> dict[str, str]:
+        return {"TRITON_INTERPRET": "1"}
+
+    def setup(self) -> str:
+        return "cpu"
+
+    def synchronize(self) -> None:
+        """The interpreter runs each launch to completion before it returns."""
+
+    def make_timer(self, settings: TimingSettings) -> Timer:
+        return WallClockTimer(settings, self.synchronize, label="interpreter-wallclock")
+
+    def device_name(self) -> str:
+        import platform
+
+        return f"CPU ({platform.processor() or platform.machine()}), Triton interpreter"
+
+
+@hookimpl
+def kgb_register_backends(register):
+    register(CpuInterpreterBackend())

@@ -1,0 +1,111 @@
+"""The NVIDIA backend: CUDA devices through torch and Triton's NVIDIA compiler.
+
+Timing follows ``triton.testing.do_bench``: CUDA events around each call on the current stream,
+an L2 flush (a 256 MB write, larger than any current L2: H200 has 60 MB) before every timed
+call so the candidate never reads its inputs from a warm cache, a time-budgeted warm-up and the
+median of the repetitions.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Callable
+
+from kgb_core import hookimpl
+from kgb_core.backends import Availability, Backend, Quirks
+from kgb_core.operators import LARGE, SMALL
+from kgb_core.timing import Timer, TimingSettings
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+class CudaEventTimer(Timer):
+    label = "cuda-events+l2-flush"
+
+    def __init__(self, settings: TimingSettings) -> None:
+        super().__init__(settings)
+        import torch
+
+        self._torch = torch
+        self._flush_buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+
+    def time_once_ms(self, fn: Callable[[], Any]) -> float:
+        torch = self._torch
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        self._flush_buffer.zero_()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+
+class NvidiaBackend(Backend):
+    name = "nvidia"
+    description = "NVIDIA GPUs through CUDA (timings with CUDA events and an L2 flush)"
+    quirks = Quirks(
+        device_type="cuda",
+        max_num_warps=32,
+        prompt_hints=(
+            "Pass allow_tf32=False (or input_precision='ieee') to tl.dot for float32 inputs: "
+            "the reference computes float32 matmuls in full precision.",
+        ),
+        case_tiers=(SMALL, LARGE),
+        timed_tiers=(LARGE,),
+    )
+    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                    max_repetitions=1000)
+
+    def probe(self) -> Availability:
+        if shutil.which("nvidia-smi") is None and not os.path.exists("/dev/nvidiactl"):
+            return Availability(False, "no NVIDIA driver found (no nvidia-smi, no /dev/nvidiactl); "
+                                       "needs an NVIDIA GPU with its driver and a CUDA build of torch")
+        try:
+            import torch
+        except ImportError as error:
+            return Availability(False, f"needs torch: {error}")
+        if not torch.cuda.is_available():
+            return Availability(False, f"torch {torch.__version__} sees no CUDA device "
+                                       f"(a CPU-only torch build, or CUDA_VISIBLE_DEVICES hides them)")
+        return Availability(True, f"{torch.cuda.device_count()} CUDA device(s): "
+                                  f"{torch.cuda.get_device_name(0)}")
+
+    def setup(self) -> str:
+        import torch
+
+        torch.cuda.init()
+        torch.cuda.set_device(0)
+        # The reference must compute float32 matmuls in float32, not TF32.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        return "cuda:0"
+
+    def synchronize(self) -> None:
+        import torch
+
+        torch.cuda.synchronize()
+
+    def make_timer(self, settings: TimingSettings) -> Timer:
+        return CudaEventTimer(settings)
+
+    def device_name(self) -> str:
+        import torch
+
+        return torch.cuda.get_device_name(0)
+
+    def poison_free_memory(self, nbytes: int) -> None:
+        """NaN-fill a block the caching allocator will reuse, so an unwritten output shows."""
+        import torch
+
+        if nbytes <= 0:
+            return
+        block = torch.empty(nbytes // 4 + 1, dtype=torch.float32, device="cuda")
+        block.fill_(float("nan"))
+        del block
+
+
+@hookimpl
+def kgb_register_backends(register):
+    register(NvidiaBackend())

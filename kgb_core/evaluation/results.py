@@ -1,0 +1,39 @@
+"""The result of evaluating one candidate, as stored and as printed by ``kgb eval --json``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgb_core.evaluation import verdicts
+
+
+@dataclass
+class EvalResult:
+    op: str
+    backend: str
+    verdict: str
+    message: str = ""
+    method: str = ""
+    sample: int = 0
+    failing_case: dict[str, Any] | None = None
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    timing_label: str = ""
+    candidate_ms: float | None = None
+    reference_ms: float | None = None
+    speedup: float | None = None
+    duration_s: float = 0.0
+    log_tail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == verdicts.PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EvalResult":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})

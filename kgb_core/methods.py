@@ -1,0 +1,42 @@
+"""What a generation method is: operator spec and chip quirks in, candidate sources out.
+
+A method may be iterative: ``GenerationContext.evaluate`` runs the harness's own evaluator on an
+intermediate source and returns its result, so an agent can feed compile errors, mismatches and
+timings back to its model. The evaluator alone decides verdicts.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from kgb_core.backends import Quirks
+from kgb_core.candidates import Candidate
+from kgb_core.operators import OperatorSpec
+
+
+@dataclass
+class GenerationContext:
+    """What a method gets besides the operator: its options, the chip, and the evaluator."""
+
+    options: Mapping[str, Any] = field(default_factory=dict)
+    backend_name: str = ""
+    evaluate: Callable[[str], Any] | None = None
+    log: Callable[[str], None] = lambda message: None
+
+
+class Method(ABC):
+    name: str = ""
+    description: str = ""
+    # A method whose candidates are known-good code (the shipped references) is trusted; every
+    # other method's output is treated as hostile. Kept as data so a report can show it.
+    trusted: bool = False
+
+    def option_keys(self) -> frozenset[str]:
+        """TOML keys this method accepts under ``[method]``; others are rejected as typos."""
+        return frozenset()
+
+    @abstractmethod
+    def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:
+        """Candidates for one operator (several for pass@k), each with its token usage."""

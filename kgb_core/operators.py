@@ -1,0 +1,269 @@
+"""The operator model: what a source declares about each operator it offers.
+
+Specs are plain data plus a few callables. Building one must not import torch, so that
+``kgb ops`` and ``kgb plugins`` stay fast; the callables import it when they run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from kgb_core.errors import PluginError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+# Tiers of shape cases. "small" cases run in Triton's interpreter in seconds; "large" cases are
+# the realistic sizes a GPU is timed on. A backend says which tiers it runs and times.
+SMALL = "small"
+LARGE = "large"
+TIERS = (SMALL, LARGE)
+
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+KNOWN_DTYPES = FLOAT_DTYPES + (
+    "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+)
+
+# Relative tolerance per dtype, as the published KernelGenBench checker uses them
+# (src/sandbox/utils/accuracy_utils.py; see shared/inventory/kernelgenbench-facts.md, section 4).
+DEFAULT_RTOL: Mapping[str, float] = {
+    "float32": 1e-5,
+    "float64": 1e-5,
+    "float16": 1e-3,
+    "bfloat16": 1.6e-2,
+    "int8": 0.0, "int16": 0.0, "int32": 0.0, "int64": 0.0, "uint8": 0.0, "bool": 0.0,
+}
+# The published atol is 1e-4 times the number of accumulated terms (its ``reduce_dim``).
+BASE_ATOL = 1e-4
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """``|actual - expected| <= atol + rtol * |expected|``, elementwise, like assert_close."""
+
+    rtol: float
+    atol: float
+
+    @property
+    def exact(self) -> bool:
+        return self.rtol == 0.0 and self.atol == 0.0
+
+
+@dataclass(frozen=True)
+class ShapeCase:
+    """One set of parameters an operator is checked on: shapes, dims, flags."""
+
+    name: str
+    params: Mapping[str, Any]
+    tier: str = SMALL
+
+    def describe(self) -> str:
+        return ", ".join(f"{key}={value}" for key, value in self.params.items())
+
+
+@dataclass
+class InputContext:
+    """What an input factory gets: a case, a dtype, a seed, a device, and seeded generators.
+
+    Values are drawn on the CPU from a generator seeded with ``seed`` and then moved to the
+    device, so the same seed gives the same inputs on every chip.
+    """
+
+    case: ShapeCase
+    dtype_name: str
+    seed: int
+    device: str
+    _generator: Any = field(default=None, repr=False)
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.case.params
+
+    @property
+    def torch(self):  # noqa: ANN201 - the torch module
+        import torch
+
+        return torch
+
+    @property
+    def dtype(self) -> "torch.dtype":
+        return torch_dtype(self.dtype_name)
+
+    @property
+    def generator(self):  # noqa: ANN201 - a torch.Generator
+        if self._generator is None:
+            self._generator = self.torch.Generator(device="cpu").manual_seed(self.seed)
+        return self._generator
+
+    def randn(self, *shape: int, dtype: "torch.dtype | None" = None, scale: float = 1.0,
+              shift: float = 0.0) -> "torch.Tensor":
+        """Normal values; never all zeros, so an untouched output cannot pass by luck."""
+        values = self.torch.randn(shape, generator=self.generator, dtype=self.torch.float32)
+        values = values * scale + shift
+        return values.to(dtype or self.dtype).to(self.device)
+
+    def uniform(self, *shape: int, low: float, high: float,
+                dtype: "torch.dtype | None" = None) -> "torch.Tensor":
+        values = self.torch.rand(shape, generator=self.generator, dtype=self.torch.float32)
+        values = values * (high - low) + low
+        return values.to(dtype or self.dtype).to(self.device)
+
+    def randint(self, *shape: int, low: int, high: int,
+                dtype: "torch.dtype | None" = None) -> "torch.Tensor":
+        values = self.torch.randint(low, high, shape, generator=self.generator,
+                                    dtype=self.torch.int64)
+        return values.to(dtype or self.torch.int64).to(self.device)
+
+
+def torch_dtype(name: str) -> "torch.dtype":
+    import torch
+
+    try:
+        dtype = getattr(torch, name)
+    except AttributeError:
+        raise PluginError(f"unknown dtype name {name!r}") from None
+    if not isinstance(dtype, torch.dtype):
+        raise PluginError(f"{name!r} is not a torch dtype")
+    return dtype
+
+
+def dtype_itemsize(name: str) -> int:
+    sizes = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
+             "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
+    return sizes[name]
+
+
+def _one(_params: Mapping[str, Any]) -> int:
+    return 1
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    """Everything the harness, a prompt and a report need to know about one operator.
+
+    ``reference`` is the plain PyTorch definition, called as ``reference(*inputs)``; a candidate's
+    ``kernel(*inputs)`` must return what it returns. ``make_inputs`` builds fresh inputs for one
+    case, dtype and seed. ``mutated_args`` lists the positions of arguments the operator writes in
+    place; every other argument must come back unchanged. ``reduce_dim`` gives, per case, how many
+    terms are accumulated into one output, which scales atol as in the published checker.
+    """
+
+    source: str
+    name: str
+    signature: str
+    description: str
+    reference: Callable[..., Any]
+    make_inputs: Callable[[InputContext], Sequence[Any]]
+    cases: tuple[ShapeCase, ...]
+    dtypes: tuple[str, ...]
+    flops: Callable[[Mapping[str, Any]], float]
+    bytes_moved: Callable[[Mapping[str, Any], int], float]
+    tags: frozenset[str] = frozenset()
+    reduce_dim: Callable[[Mapping[str, Any]], int] = _one
+    tolerance_overrides: Mapping[str, Tolerance] = field(default_factory=dict)
+    mutated_args: tuple[int, ...] = ()
+    reference_kernel: Callable[[], str] | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.source}.{self.name}"
+
+    def tolerance(self, dtype_name: str, params: Mapping[str, Any]) -> Tolerance:
+        if dtype_name in self.tolerance_overrides:
+            return self.tolerance_overrides[dtype_name]
+        rtol = DEFAULT_RTOL.get(dtype_name, 0.0)
+        if rtol == 0.0:
+            return Tolerance(rtol=0.0, atol=0.0)
+        return Tolerance(rtol=rtol, atol=BASE_ATOL * max(1, int(self.reduce_dim(params))))
+
+    def cases_in(self, tiers: Sequence[str]) -> list[ShapeCase]:
+        return [case for case in self.cases if case.tier in tiers]
+
+    def validate(self) -> None:
+        """Reject a spec the harness could only run wrongly; called when a source is built."""
+        problems = []
+        if not self.name or "." in self.name:
+            problems.append("name must be non-empty and contain no '.'")
+        if not self.cases:
+            problems.append("no shape cases: a check that runs nothing must not exist")
+        if not self.dtypes:
+            problems.append("no dtypes")
+        unknown = [d for d in self.dtypes if d not in KNOWN_DTYPES]
+        if unknown:
+            problems.append(f"unknown dtypes {unknown}")
+        bad_tiers = sorted({c.tier for c in self.cases} - set(TIERS))
+        if bad_tiers:
+            problems.append(f"unknown case tiers {bad_tiers}")
+        names = [c.name for c in self.cases]
+        if len(names) != len(set(names)):
+            problems.append("duplicate shape case names")
+        if problems:
+            raise PluginError(f"operator {self.id}: " + "; ".join(problems))
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description for ``kgb ops show`` and for prompts."""
+        cases = []
+        for case in self.cases:
+            counts = {
+                dtype: {
+                    "flops": float(self.flops(case.params)),
+                    "bytes": float(self.bytes_moved(case.params, dtype_itemsize(dtype))),
+                }
+                for dtype in self.dtypes
+            }
+            cases.append({
+                "name": case.name,
+                "tier": case.tier,
+                "params": dict(case.params),
+                "reduce_dim": int(self.reduce_dim(case.params)),
+                "counts": counts,
+            })
+        tolerances = {}
+        for dtype in self.dtypes:
+            tol = self.tolerance(dtype, self.cases[0].params)
+            tolerances[dtype] = {
+                "rtol": tol.rtol,
+                "atol": "exact" if tol.exact else f"{BASE_ATOL:g} x reduce_dim"
+                if dtype not in self.tolerance_overrides else tol.atol,
+            }
+        return {
+            "id": self.id,
+            "source": self.source,
+            "name": self.name,
+            "signature": self.signature,
+            "description": self.description,
+            "dtypes": list(self.dtypes),
+            "tags": sorted(self.tags),
+            "mutated_args": list(self.mutated_args),
+            "tolerances": tolerances,
+            "cases": cases,
+            "has_reference_kernel": self.reference_kernel is not None,
+        }
+
+
+@dataclass
+class OperatorSource:
+    """A named set of operators (``aten``, ``vllm``, ``cublas``...), built on first use."""
+
+    name: str
+    description: str
+    build: Callable[[], Sequence[OperatorSpec]]
+    _specs: list[OperatorSpec] | None = field(default=None, repr=False)
+
+    def operators(self) -> list[OperatorSpec]:
+        if self._specs is None:
+            specs = list(self.build())
+            seen: set[str] = set()
+            for spec in specs:
+                if spec.source != self.name:
+                    raise PluginError(
+                        f"source {self.name!r} built operator {spec.id} that claims source "
+                        f"{spec.source!r}")
+                spec.validate()
+                if spec.name in seen:
+                    raise PluginError(f"source {self.name!r} defines {spec.id} twice")
+                seen.add(spec.name)
+            self._specs = specs
+        return self._specs
+

@@ -1,0 +1,105 @@
+"""Timing logic every backend's timer builds on: how many repetitions, and what to report.
+
+A backend owns the clock (CUDA events, a vendor's event API, or the wall clock for the
+interpreter) and the cache flush; this module owns the policy: a time-budgeted warm-up, a
+repetition count chosen from a first estimate (as ``triton.testing.do_bench`` does), and the
+median with its spread, so every chip's numbers mean the same thing.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+from kgb_core.stats import coefficient_of_variation, median
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    """Budgets in milliseconds, as do_bench takes them, with bounds on the repetition count."""
+
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    min_repetitions: int = 5
+    max_repetitions: int = 1000
+
+    def repetitions_for(self, estimate_ms: float, budget_ms: float) -> int:
+        if estimate_ms <= 0:
+            return self.max_repetitions
+        wanted = int(budget_ms / estimate_ms)
+        return max(self.min_repetitions, min(self.max_repetitions, wanted))
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any], defaults: "TimingSettings") -> "TimingSettings":
+        merged = {**asdict(defaults), **{k: v for k, v in values.items() if v is not None}}
+        return cls(**merged)
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    min_ms: float
+    cv: float
+    repetitions: int
+    label: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Timer(ABC):
+    """Times a zero-argument callable on one device.
+
+    ``label`` says what the numbers are (``cuda-events+l2-flush``, ``interpreter-wallclock``)
+    and is stored with every timing, so a report never passes interpreter seconds off as
+    performance.
+    """
+
+    label: str = "unlabelled"
+
+    def __init__(self, settings: TimingSettings) -> None:
+        self.settings = settings
+
+    @abstractmethod
+    def time_once_ms(self, fn: Callable[[], Any]) -> float:
+        """One timed call, with whatever the device needs before it (a cache flush)."""
+
+    def measure(self, fn: Callable[[], Any]) -> Timing:
+        fn()  # the first call compiles and caches; it is never timed
+        estimate = min(self.time_once_ms(fn) for _ in range(3))
+        warmup_calls = min(self.settings.max_repetitions,
+                           int(self.settings.warmup_ms / max(estimate, 1e-6)))
+        for _ in range(warmup_calls):
+            fn()
+        repetitions = self.settings.repetitions_for(estimate, self.settings.rep_ms)
+        samples = [self.time_once_ms(fn) for _ in range(repetitions)]
+        return Timing(
+            median_ms=median(samples),
+            min_ms=min(samples),
+            cv=coefficient_of_variation(samples),
+            repetitions=repetitions,
+            label=self.label,
+        )
+
+
+class WallClockTimer(Timer):
+    """perf_counter around each call, with the backend's synchronize after it.
+
+    Used where the device has no event timer, and for Triton's interpreter, whose numbers
+    measure the interpreter, not a chip.
+    """
+
+    def __init__(self, settings: TimingSettings, synchronize: Callable[[], None],
+                 label: str) -> None:
+        super().__init__(settings)
+        self._synchronize = synchronize
+        self.label = label
+
+    def time_once_ms(self, fn: Callable[[], Any]) -> float:
+        self._synchronize()
+        start = time.perf_counter()
+        fn()
+        self._synchronize()
+        return (time.perf_counter() - start) * 1e3

@@ -1,0 +1,1 @@
+"""Generation methods built into kgb. ``reference`` ships the known-good kernels."""

@@ -1,0 +1,205 @@
+"""Pointwise ATen operators: unary math, activations, binary arithmetic with broadcasting, pow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
+
+from kgb_sources.aten._build import aten_op, from_template, numel
+
+UNARY_CASES = (
+    ShapeCase("scalar", {"shape": ()}),
+    ShapeCase("odd_2d", {"shape": (37, 129)}),
+    ShapeCase("transposed", {"shape": (33, 64), "transposed": True}),
+    ShapeCase("prime_3d", {"shape": (3, 17, 61)}),
+    ShapeCase("llm_hidden", {"shape": (4096, 4096)}, tier=LARGE),
+    ShapeCase("vision_4d", {"shape": (16, 128, 64, 60)}, tier=LARGE),
+)
+
+
+@dataclass(frozen=True)
+class Unary:
+    name: str
+    expression: str          # Triton expression of the fp32 value `x`
+    reference: Callable[[Any], Any]
+    description: str
+    flops_per_element: int = 1
+    low: float | None = None  # inputs drawn uniformly in [low, high) when set, else normal
+    high: float | None = None
+    tags: tuple[str, ...] = ("elementwise",)
+
+
+def _torch(name: str) -> Callable[[Any], Any]:
+    def call(x):  # noqa: ANN001, ANN202
+        import torch
+
+        return getattr(torch, name)(x)
+
+    call.__name__ = f"torch_{name}"
+    return call
+
+
+def _functional(name: str) -> Callable[[Any], Any]:
+    def call(x):  # noqa: ANN001, ANN202
+        import torch.nn.functional as F
+
+        return getattr(F, name)(x)
+
+    call.__name__ = f"F_{name}"
+    return call
+
+
+UNARY = (
+    Unary("neg", "-x", _torch("neg"), "Elementwise negation, -x."),
+    Unary("exp", "tl.exp(x)", _torch("exp"), "Elementwise exponential, e**x."),
+    Unary("sin", "tl.sin(x)", _torch("sin"), "Elementwise sine (radians)."),
+    Unary("cos", "tl.cos(x)", _torch("cos"), "Elementwise cosine (radians)."),
+    Unary("rsqrt", "1.0 / tl.sqrt(x)", _torch("rsqrt"),
+          "Elementwise reciprocal square root, 1/sqrt(x); inputs are positive.",
+          flops_per_element=2, low=0.05, high=4.0),
+    Unary("abs", "tl.abs(x)", _torch("abs"), "Elementwise absolute value."),
+    Unary("relu", "tl.where(x > 0, x, 0.0)", _torch("relu"), "max(x, 0) elementwise.",
+          tags=("elementwise", "activation")),
+    Unary("gelu", "0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))", _functional("gelu"),
+          "GELU with the exact erf form (approximate='none'): 0.5*x*(1+erf(x/sqrt(2))).",
+          flops_per_element=8, tags=("elementwise", "activation")),
+    Unary("silu", "x * tl.sigmoid(x)", _functional("silu"), "SiLU / swish: x * sigmoid(x).",
+          flops_per_element=5, tags=("elementwise", "activation")),
+    Unary("sigmoid", "tl.sigmoid(x)", _torch("sigmoid"), "Logistic sigmoid 1/(1+exp(-x)).",
+          flops_per_element=4, tags=("elementwise", "activation")),
+    # tl.math.tanh is missing from Triton 3.9's interpreter; tanh(x) = 2*sigmoid(2x) - 1.
+    Unary("tanh", "2.0 * tl.sigmoid(2.0 * x) - 1.0", _torch("tanh"), "Hyperbolic tangent.",
+          flops_per_element=5, tags=("elementwise", "activation")),
+)
+
+
+def _unary_inputs(op: Unary) -> Callable[[InputContext], list[Any]]:
+    def make(ctx: InputContext) -> list[Any]:
+        shape = tuple(ctx.params["shape"])
+        if ctx.params.get("transposed"):
+            shape = shape[::-1]
+        if op.low is not None:
+            x = ctx.uniform(*shape, low=op.low, high=op.high)
+        else:
+            x = ctx.randn(*shape, scale=2.0)
+        return [x.t() if ctx.params.get("transposed") else x]
+
+    return make
+
+
+def _unary_spec(op: Unary) -> OperatorSpec:
+    return aten_op(
+        op.name,
+        signature="kernel(x: Tensor) -> Tensor",
+        description=op.description + " Output has x's shape and dtype; x may be non-contiguous.",
+        reference=op.reference,
+        make_inputs=_unary_inputs(op),
+        cases=UNARY_CASES,
+        flops=lambda p, k=op.flops_per_element: k * numel(p["shape"]),
+        bytes_moved=lambda p, size: 2 * numel(p["shape"]) * size,
+        tags=op.tags,
+        reference_kernel=from_template("unary", expr=op.expression),
+    )
+
+
+BINARY_CASES = (
+    ShapeCase("same_shape", {"a": (37, 129), "b": (37, 129)}),
+    ShapeCase("row_broadcast", {"a": (33, 65), "b": (65,)}),
+    ShapeCase("outer_broadcast", {"a": (17, 1), "b": (1, 40)}),
+    ShapeCase("transposed", {"a": (40, 24), "b": (40, 24), "transposed": True}),
+    ShapeCase("llm_residual", {"a": (8192, 4096), "b": (8192, 4096)}, tier=LARGE),
+    ShapeCase("bias_broadcast", {"a": (16, 1024, 4096), "b": (4096,)}, tier=LARGE),
+)
+
+# name, Triton expression of a and b, torch function, description
+BINARY = (
+    ("add", "a + b", "add", "a + b with broadcasting (alpha=1)."),
+    ("sub", "a - b", "sub", "a - b with broadcasting (alpha=1)."),
+    ("mul", "a * b", "mul", "a * b with broadcasting."),
+    ("div", "a / b", "div", "True division a / b with broadcasting (rounding_mode=None); "
+                            "b is kept away from zero."),
+)
+
+
+def _broadcast_shape(p: Mapping[str, Any]) -> tuple[int, ...]:
+    a, b = tuple(p["a"]), tuple(p["b"])
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + a
+    b = (1,) * (rank - len(b)) + b
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def _binary_inputs(keep_b_from_zero: bool) -> Callable[[InputContext], list[Any]]:
+    def make(ctx: InputContext) -> list[Any]:
+        transposed = ctx.params.get("transposed")
+        a_shape, b_shape = tuple(ctx.params["a"]), tuple(ctx.params["b"])
+        a = ctx.randn(*(a_shape[::-1] if transposed else a_shape))
+        if keep_b_from_zero:
+            magnitude = ctx.uniform(*b_shape, low=0.5, high=2.0)
+            sign = ctx.randint(*b_shape, low=0, high=2).to(magnitude.dtype) * 2 - 1
+            b = magnitude * sign
+        else:
+            b = ctx.randn(*b_shape)
+        return [a.t() if transposed else a, b]
+
+    return make
+
+
+def _binary_spec(name: str, expression: str, torch_name: str, description: str) -> OperatorSpec:
+    def reference(a, b):  # noqa: ANN001, ANN202
+        import torch
+
+        return getattr(torch, torch_name)(a, b)
+
+    return aten_op(
+        name,
+        signature="kernel(a: Tensor, b: Tensor) -> Tensor",
+        description=description + " a and b have the same dtype; either may be non-contiguous.",
+        reference=reference,
+        make_inputs=_binary_inputs(keep_b_from_zero=name == "div"),
+        cases=BINARY_CASES,
+        flops=lambda p: numel(_broadcast_shape(p)),
+        bytes_moved=lambda p, size: (numel(p["a"]) + numel(p["b"])
+                                     + numel(_broadcast_shape(p))) * size,
+        tags=("elementwise", "binary", "broadcast"),
+        reference_kernel=from_template("binary", expr=expression),
+    )
+
+
+POW_CASES = (
+    ShapeCase("odd_square", {"shape": (37, 129), "exponent": 2.0}),
+    ShapeCase("fractional", {"shape": (1000,), "exponent": 0.5}),
+    ShapeCase("negative", {"shape": (5, 7, 11), "exponent": -1.5}),
+    ShapeCase("llm_hidden", {"shape": (4096, 4096), "exponent": 3.0}, tier=LARGE),
+)
+
+
+def _pow_inputs(ctx: InputContext) -> list[Any]:
+    return [ctx.uniform(*ctx.params["shape"], low=0.25, high=2.0), float(ctx.params["exponent"])]
+
+
+def _pow_reference(x, exponent):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.pow(x, exponent)
+
+
+def operators() -> list[OperatorSpec]:
+    specs = [_unary_spec(op) for op in UNARY]
+    specs += [_binary_spec(*row) for row in BINARY]
+    specs.append(aten_op(
+        "pow",
+        signature="kernel(x: Tensor, exponent: float) -> Tensor",
+        description="pow.Tensor_Scalar: x ** exponent elementwise, for positive x "
+                    "(the cases draw x from [0.25, 2)).",
+        reference=_pow_reference,
+        make_inputs=_pow_inputs,
+        cases=POW_CASES,
+        flops=lambda p: 3 * numel(p["shape"]),
+        bytes_moved=lambda p, size: 2 * numel(p["shape"]) * size,
+        tags=("elementwise",),
+    ))
+    return specs
+
