@@ -37,6 +37,10 @@ class Method(ABC):
         """TOML keys this method accepts under ``[method]``; others are rejected as typos."""
         return frozenset()
 
+    def samples(self, options: Mapping[str, Any]) -> int:
+        """How many candidates per operator ``generate`` makes with these options (pass@k)."""
+        return 1
+
     @abstractmethod
     def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:
         """Candidates for one operator (several for pass@k), each with its token usage."""

@@ -73,6 +73,7 @@ class Registry:
         self.plugins: list[PluginInfo] = []
         self._entries: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
         self._providers: dict[tuple[str, str], str] = {}
+        self._managers: list[tuple[PluginInfo, pluggy.PluginManager]] = []
 
     # -- registration ------------------------------------------------------------------------
     def _add(self, kind: str, item: Any, plugin: PluginInfo) -> None:
@@ -103,6 +104,7 @@ class Registry:
             for kind, hook_name in _HOOK_OF_KIND.items():
                 hook = getattr(manager.hook, hook_name)
                 hook(register=self._register_callback(kind, info))
+            self._managers.append((info, manager))
         except Exception as error:  # a broken plugin must not take the tool down
             if _strict():
                 raise
@@ -117,6 +119,16 @@ class Registry:
             self._add(kind, item, info)
 
         return register
+
+    def add_cli(self, app: Any) -> None:
+        """Let each plugin add ``kgb`` sub-commands; a failing plugin is reported, not fatal."""
+        for info, manager in self._managers:
+            try:
+                manager.hook.kgb_add_cli(app=app)
+            except Exception as error:
+                if _strict():
+                    raise
+                info.error = f"kgb_add_cli failed: {type(error).__name__}: {error}"
 
     # -- lookup ----------------------------------------------------------------------------
     def names(self, kind: str) -> list[str]:

@@ -86,7 +86,10 @@ def _classify(error: BaseException) -> str:
     if isinstance(error, (MemoryError,)) or type(error).__name__ == "OutOfMemoryError":
         return verdicts.OOM
     names = {cls.__name__ for cls in type(error).__mro__}
-    if names & {"CompilationError", "CompileTimeAssertionFailure"}:
+    # Triton's interpreter wraps whatever a @triton.jit body raises in InterpreterError; those
+    # are the errors (unknown tl functions, type or shape mismatches) the compiler reports on a
+    # GPU, so both count as compile errors.
+    if names & {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
         return verdicts.COMPILE_ERROR
     if "out of memory" in str(error).lower():
         return verdicts.OOM

@@ -13,6 +13,7 @@ NO_TRITON_LAUNCH = "no_triton_launch"
 INPUT_MUTATED = "input_mutated"
 SKIPPED_UNSUPPORTED = "skipped_unsupported"
 HARNESS_ERROR = "harness_error"
+NO_CANDIDATE = "no_candidate"
 
 DESCRIPTIONS = {
     PASS: "every checked case matched the reference within tolerance",
@@ -28,6 +29,7 @@ DESCRIPTIONS = {
     NO_TRITON_LAUNCH: "kernel(...) returned without launching any @triton.jit kernel",
     INPUT_MUTATED: "an input the operator must not write was changed",
     SKIPPED_UNSUPPORTED: "no case could run on this backend (its quirks rule them all out)",
+    NO_CANDIDATE: "the method produced no candidate (it failed, or has none for this operator)",
     HARNESS_ERROR: "the harness itself failed on this candidate (a bug: please report it)",
 }
 

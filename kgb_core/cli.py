@@ -1,0 +1,252 @@
+"""The ``kgb`` command line (Typer).
+
+Errors a user can cause print one line and exit with code 2; ``kgb eval`` exits 0 when the
+candidate passes and 1 when it does not, so scripts and agents can branch on it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from kgb_core.config import DEFAULT_DB, RunConfig, apply_overrides, load_config
+from kgb_core.errors import UserError
+from kgb_core.evaluation.results import EvalResult
+from kgb_core.plugins import Registry, load_registry
+from kgb_core.report import render_results, render_summary, render_table, summarize
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="KernelGenBench: evaluate LLM-written Triton kernels per operator and chip.")
+ops_app = typer.Typer(invoke_without_command=True, help="List operators, or show one.")
+app.add_typer(ops_app, name="ops")
+
+_registry: Registry | None = None
+
+
+def registry() -> Registry:
+    global _registry
+    if _registry is None:
+        _registry = load_registry()
+    return _registry
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@app.command("plugins")
+def plugins_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Every discovered plugin, what it provides, and any that failed to load."""
+    infos = registry().plugins
+    if as_json:
+        _print_json([info.to_dict() for info in infos])
+        return
+    rows = []
+    for info in infos:
+        provides = ", ".join(f"{kind}:{name}" for kind, name in info.provides) or "-"
+        dist = f"{info.distribution} {info.version}".strip() or "-"
+        rows.append([info.name, provides, dist,
+                     "FAILED: " + info.error.splitlines()[0] if info.error else "ok"])
+    typer.echo(render_table(["plugin", "provides", "distribution", "status"], rows))
+
+
+@ops_app.callback()
+def ops_command(ctx: typer.Context,
+                source: Optional[List[str]] = typer.Option(None, "--source", help="Only this source (repeatable)."),
+                tag: Optional[List[str]] = typer.Option(None, "--tag", help="Only operators with this tag (repeatable)."),
+                as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Operators as <source>.<name>, with signature, dtypes and tags."""
+    if ctx.invoked_subcommand is not None:
+        return
+    specs = registry().operators(source or [], tag or [])
+    if as_json:
+        _print_json([spec.describe() for spec in specs])
+        return
+    rows = [[spec.id, spec.signature, ",".join(spec.dtypes), len(spec.cases),
+             ",".join(sorted(spec.tags))] for spec in specs]
+    typer.echo(render_table(["op", "signature", "dtypes", "cases", "tags"], rows))
+    typer.echo(f"\n{len(specs)} operators")
+
+
+@ops_app.command("show")
+def ops_show_command(op_id: str = typer.Argument(..., help="An operator id such as aten.softmax."),
+                     as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """One operator: description, signature, tolerances, shape cases with FLOP and byte counts."""
+    info = registry().operator(op_id).describe()
+    if as_json:
+        _print_json(info)
+        return
+    typer.echo(f"{info['id']}: {info['signature']}\n  {info['description']}")
+    typer.echo(f"  dtypes: {', '.join(info['dtypes'])}   tags: {', '.join(info['tags']) or '-'}")
+    for dtype, tol in info["tolerances"].items():
+        typer.echo(f"  tolerance {dtype}: rtol={tol['rtol']:g} atol={tol['atol']}")
+    rows = []
+    first_dtype = info["dtypes"][0]
+    for case in info["cases"]:
+        counts = case["counts"][first_dtype]
+        rows.append([case["name"], case["tier"], json.dumps(case["params"]), case["reduce_dim"],
+                     f"{counts['flops']:.3g}", f"{counts['bytes']:.3g}"])
+    typer.echo("")
+    typer.echo(render_table(["case", "tier", "params", "reduce_dim", "flops",
+                             f"bytes ({first_dtype})"], rows))
+
+
+@app.command("backends")
+def backends_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Each backend, whether it is available here, and if not, why."""
+    entries = []
+    for backend in registry().backends():
+        availability = backend.probe()
+        entries.append({"name": backend.name, "available": availability.available,
+                        "reason": availability.reason, "description": backend.description,
+                        "quirks": backend.quirks.to_dict()})
+    if as_json:
+        _print_json(entries)
+        return
+    typer.echo(render_table(["backend", "available", "why", "description"],
+                            [[e["name"], "yes" if e["available"] else "no", e["reason"],
+                              e["description"]] for e in entries]))
+
+
+def _read_candidate(path: Path) -> str:
+    if not path.exists():
+        raise UserError(f"candidate file {path} does not exist")
+    if not path.is_file():
+        raise UserError(f"candidate {path} is not a file")
+    from kgb_core.evaluation.screen import MAX_SOURCE_BYTES
+
+    if path.stat().st_size > MAX_SOURCE_BYTES:
+        raise UserError(f"candidate {path} is {path.stat().st_size} bytes; a kernel file is at "
+                        f"most {MAX_SOURCE_BYTES}")
+    data = path.read_bytes()
+    if b"\x00" in data:
+        raise UserError(f"candidate {path} is a binary file, not Python source")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"candidate {path} is not UTF-8 text") from None
+
+
+def _print_eval(result: EvalResult) -> None:
+    typer.echo(f"{result.op} on {result.backend}: {result.verdict}")
+    if result.message:
+        typer.echo(f"  {result.message}")
+    rows = [[c["case"], c["dtype"], c.get("seed", "-"), c["status"], c.get("max_abs_error"),
+             c.get("max_rel_error")] for c in result.cases]
+    if rows:
+        typer.echo(render_table(["case", "dtype", "seed", "status", "max abs err",
+                                 "max rel err"], rows))
+    if result.timings:
+        typer.echo("")
+        typer.echo(render_table(
+            ["case", "dtype", "candidate ms", "reference ms", "speedup"],
+            [[t["case"], t["dtype"], t["candidate"]["median_ms"], t["reference"]["median_ms"],
+              t["speedup"]] for t in result.timings]))
+        typer.echo(f"timer: {result.timing_label}; geomean speedup {result.speedup:.3g}"
+                   if result.speedup else f"timer: {result.timing_label}")
+    if result.log_tail and not result.passed:
+        typer.echo("  worker log (tail):\n" + result.log_tail[-1500:])
+
+
+@app.command("eval")
+def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python file defining kernel(...)."),
+                 op: str = typer.Option(..., "--op", help="Operator id, e.g. aten.softmax."),
+                 backend: Optional[str] = typer.Option(None, "--backend", help="Backend name (default: auto-detect)."),
+                 seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable); default 0 and 1."),
+                 timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the worker is killed."),
+                 no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
+                 as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Evaluate one candidate file against one operator."""
+    from kgb_core.sweep import evaluate_file, evaluation_settings, resolve_backend
+
+    source = _read_candidate(kernel_file)
+    reg = registry()
+    chosen, note = resolve_backend(reg, backend)
+    if note:
+        typer.echo(note, err=True)
+    config = apply_overrides(RunConfig(), seeds=seeds, timeout_s=timeout)
+    config.timing = not no_timing
+    result = evaluate_file(reg, op, source, chosen, evaluation_settings(config))
+    if as_json:
+        _print_json(result.to_dict())
+    else:
+        _print_eval(result)
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@app.command("run")
+def run_command(source: Optional[List[str]] = typer.Option(None, "--source", help="Operator source (repeatable)."),
+                op: Optional[List[str]] = typer.Option(None, "--op", help="Operator id (repeatable)."),
+                tag: Optional[List[str]] = typer.Option(None, "--tag", help="Only operators with this tag."),
+                method: Optional[str] = typer.Option(None, "--method", help="Generation method (default: reference)."),
+                backend: Optional[str] = typer.Option(None, "--backend", help="Backend (default: auto-detect)."),
+                config_file: Optional[Path] = typer.Option(None, "--config", help="Run config TOML."),
+                db: Optional[str] = typer.Option(None, "--db", help=f"Result store (default {DEFAULT_DB})."),
+                resume: bool = typer.Option(False, "--resume", help="Continue the latest run with the same plan."),
+                seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable)."),
+                timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate.")) -> None:
+    """Run a sweep: generate with a method, evaluate on a backend, store every result."""
+    from kgb_core.store import ResultStore
+    from kgb_core.sweep import plan_sweep, run_sweep
+
+    config = load_config(config_file) if config_file else RunConfig()
+    config = apply_overrides(config, sources=source, ops=op, tags=tag, method=method,
+                             backend=backend, db=db, seeds=seeds, timeout_s=timeout)
+    reg = registry()
+    plan = plan_sweep(config, reg)
+    if plan.backend_note:
+        typer.echo(plan.backend_note, err=True)
+    typer.echo(f"kgb run: {len(plan.operators)} operators, method {plan.method.name}, backend "
+               f"{plan.backend.name}, store {config.db}", err=True)
+    with ResultStore(config.db) as store:
+        outcome = run_sweep(plan, reg, store, resume=resume,
+                            notes=lambda message: typer.echo(message, err=True))
+        rows = store.results(outcome.run_id)
+    typer.echo(render_results(rows))
+    typer.echo("")
+    typer.echo(render_summary(summarize(rows)))
+    typer.echo(f"\nrun {outcome.run_id}: {outcome.evaluated} evaluated now, "
+               f"{outcome.skipped_done} already done; results in {config.db}")
+
+
+@app.command("report")
+def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store."),
+                   run: Optional[int] = typer.Option(None, "--run", help="Only this run id (default: latest result of every op)."),
+                   per_op: bool = typer.Option(False, "--per-op", help="Also list every result."),
+                   as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Summary per source, method and backend: correct %, geomean speedup, fast_1, fast_2."""
+    from kgb_core.store import ResultStore
+
+    if not Path(db).is_file():
+        raise UserError(f"no result store at {db} (run `kgb run` first, or pass --db)")
+    with ResultStore(db) as store:
+        rows = store.results(run)
+        runs = store.runs()
+    summaries = summarize(rows)
+    if as_json:
+        _print_json({"summary": [s.to_dict() for s in summaries],
+                     "runs": [{"id": r["id"], "created_at": r["created_at"],
+                               "finished_at": r["finished_at"], "environment": r["environment"]}
+                              for r in runs]})
+        return
+    if not rows:
+        typer.echo(f"{db} holds no results yet")
+        return
+    if per_op:
+        typer.echo(render_results(rows))
+        typer.echo("")
+    typer.echo(render_summary(summaries))
+
+
+def main() -> None:
+    """Entry point of the console script: Typer handles usage errors (exit 2), we handle ours."""
+    try:
+        registry().add_cli(app)
+        app()
+    except UserError as error:
+        typer.echo(f"error: {error}", err=True)
+        sys.exit(2)

@@ -1,0 +1,151 @@
+"""Run configuration: a TOML file, then CLI flags on top.
+
+Every section and key is known here, so a typo is one clear error instead of a silently
+ignored setting; keys under ``[method]`` other than ``name`` belong to the method, which
+declares them (``Method.option_keys``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from kgb_core.errors import UserError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_DB = "kgb-results.db"
+
+
+@dataclass
+class RunConfig:
+    sources: list[str] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    backend: str | None = None
+    db: str = DEFAULT_DB
+    method: str = "reference"
+    method_options: dict[str, Any] = field(default_factory=dict)
+    seeds: list[int] = field(default_factory=lambda: [0, 1])
+    timeout_s: float = 300.0
+    worker_reuse: bool = True
+    timing: bool = True
+    timing_settings: dict[str, float] = field(default_factory=dict)
+
+
+# section -> key -> (RunConfig field, accepted Python types)
+_SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
+    "run": {
+        "sources": ("sources", (list,)),
+        "ops": ("ops", (list,)),
+        "tags": ("tags", (list,)),
+        "backend": ("backend", (str,)),
+        "db": ("db", (str,)),
+    },
+    "evaluation": {
+        "seeds": ("seeds", (list,)),
+        "timeout_s": ("timeout_s", (int, float)),
+        "worker_reuse": ("worker_reuse", (bool,)),
+        "timing": ("timing", (bool,)),
+    },
+    "timing": {
+        "warmup_ms": ("timing_settings", (int, float)),
+        "rep_ms": ("timing_settings", (int, float)),
+        "min_repetitions": ("timing_settings", (int,)),
+        "max_repetitions": ("timing_settings", (int,)),
+    },
+}
+_METHOD_SECTION = "method"
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(sorted(choices))}"
+
+
+def load_config(path: str | Path) -> RunConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"config file {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise UserError(f"{path} is not valid TOML: {error}") from None
+    return config_from_mapping(data, where=str(path))
+
+
+def config_from_mapping(data: dict[str, Any], where: str = "config") -> RunConfig:
+    config = RunConfig()
+    sections = list(_SCHEMA) + [_METHOD_SECTION]
+    for section, values in data.items():
+        if section not in sections:
+            raise UserError(f"{where}: unknown section [{section}]{_suggest(section, sections)}")
+        if not isinstance(values, dict):
+            raise UserError(f"{where}: [{section}] must be a table")
+        if section == _METHOD_SECTION:
+            _read_method(config, values, where)
+            continue
+        schema = _SCHEMA[section]
+        for key, value in values.items():
+            if key not in schema:
+                raise UserError(f"{where}: unknown key {key!r} in [{section}]"
+                                f"{_suggest(key, list(schema))}")
+            attribute, types = schema[key]
+            if isinstance(value, bool) and bool not in types:
+                raise UserError(f"{where}: [{section}] {key} must be {types[0].__name__}")
+            if not isinstance(value, types):
+                raise UserError(f"{where}: [{section}] {key} must be "
+                                f"{' or '.join(t.__name__ for t in types)}, got "
+                                f"{type(value).__name__}")
+            if attribute == "timing_settings":
+                config.timing_settings[key] = value
+            else:
+                setattr(config, attribute, value)
+    _validate_lists(config, where)
+    return config
+
+
+def _read_method(config: RunConfig, values: dict[str, Any], where: str) -> None:
+    options = dict(values)
+    name = options.pop("name", config.method)
+    if not isinstance(name, str):
+        raise UserError(f"{where}: [method] name must be a string")
+    config.method = name
+    config.method_options = options
+
+
+def _validate_lists(config: RunConfig, where: str) -> None:
+    for attribute, item_type in (("sources", str), ("ops", str), ("tags", str), ("seeds", int)):
+        items = getattr(config, attribute)
+        if not all(isinstance(i, item_type) and not isinstance(i, bool) for i in items):
+            raise UserError(f"{where}: {attribute} must be a list of {item_type.__name__}")
+    if not config.seeds:
+        raise UserError(f"{where}: seeds must name at least one seed")
+    if config.timeout_s <= 0:
+        raise UserError(f"{where}: timeout_s must be positive")
+
+
+def apply_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
+    """CLI flags win over the file; a flag left unset (None or empty) keeps the file's value."""
+    known = {f.name for f in fields(RunConfig)}
+    for key, value in overrides.items():
+        if key not in known:
+            raise KeyError(key)
+        if value is None or value == [] or value == ():
+            continue
+        setattr(config, key, list(value) if isinstance(value, tuple) else value)
+    _validate_lists(config, "command line")
+    return config
+
+
+def validate_method_options(config: RunConfig, allowed: frozenset[str]) -> None:
+    unknown = sorted(set(config.method_options) - allowed)
+    if unknown:
+        hint = f"; it accepts: {', '.join(sorted(allowed))}" if allowed else "; it takes none"
+        raise UserError(f"method {config.method!r} has no option {unknown[0]!r}{hint}")

@@ -1,0 +1,162 @@
+"""Summaries of stored results: per source, method and backend, and per operator.
+
+An operator counts as correct when any of its samples passed (pass@k over the samples a
+method made); its speedup is that of its fastest passing sample. Speedups are geometric means,
+as the published benchmark takes them (per case, then per operator). fast_p is the share of
+operators tried that are correct and more than p times faster than the reference. Timings made
+by a timer whose label says "interpreter" are no performance numbers, and the table says so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+from kgb_core.evaluation import verdicts
+from kgb_core.stats import geometric_mean
+
+FAST_P = (1.0, 2.0)
+
+
+@dataclass
+class OperatorOutcome:
+    op: str
+    source: str
+    method: str
+    backend: str
+    samples: int
+    correct: bool
+    best_speedup: float | None
+    verdicts: list[str]
+    tokens: int
+    cost_usd: float
+    timing_labels: list[str]
+
+
+@dataclass
+class GroupSummary:
+    source: str
+    method: str
+    backend: str
+    operators: int
+    correct: int
+    correct_pct: float
+    geomean_speedup: float | None
+    fast_1: float
+    fast_2: float
+    tokens: int
+    tokens_per_solved: float | None
+    cost_usd: float
+    timing_labels: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
+    grouped: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        grouped[(row["source"], row["method"], row["backend"], row["op"])].append(row)
+    outcomes = []
+    for (source, method, backend, op), samples in sorted(grouped.items()):
+        passing = [r for r in samples if r["verdict"] == verdicts.PASS]
+        speedups = [r["speedup"] for r in passing if r["speedup"]]
+        outcomes.append(OperatorOutcome(
+            op=op, source=source, method=method, backend=backend, samples=len(samples),
+            correct=bool(passing), best_speedup=max(speedups) if speedups else None,
+            verdicts=[r["verdict"] for r in samples],
+            tokens=sum((r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0) for r in samples),
+            cost_usd=sum(r["cost_usd"] or 0.0 for r in samples),
+            timing_labels=sorted({r["timing_label"] for r in samples if r["timing_label"]}),
+        ))
+    return outcomes
+
+
+def summarize(rows: Iterable[dict[str, Any]]) -> list[GroupSummary]:
+    groups: dict[tuple[str, str, str], list[OperatorOutcome]] = defaultdict(list)
+    for outcome in operator_outcomes(rows):
+        groups[(outcome.source, outcome.method, outcome.backend)].append(outcome)
+    summaries = []
+    for (source, method, backend), outcomes in sorted(groups.items()):
+        tried = len(outcomes)
+        correct = [o for o in outcomes if o.correct]
+        tokens = sum(o.tokens for o in outcomes)
+
+        def fast(p: float) -> float:
+            return sum(1 for o in correct if o.best_speedup and o.best_speedup > p) / tried
+
+        summaries.append(GroupSummary(
+            source=source, method=method, backend=backend, operators=tried,
+            correct=len(correct), correct_pct=100.0 * len(correct) / tried,
+            geomean_speedup=geometric_mean(o.best_speedup for o in correct),
+            fast_1=fast(FAST_P[0]), fast_2=fast(FAST_P[1]), tokens=tokens,
+            tokens_per_solved=tokens / len(correct) if correct else None,
+            cost_usd=sum(o.cost_usd for o in outcomes),
+            timing_labels=sorted({label for o in outcomes for label in o.timing_labels}),
+        ))
+    return summaries
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _interpreter_note(labels: Iterable[str]) -> str:
+    if any("interpreter" in label for label in labels):
+        return ("\nnote: speedups marked * were timed in Triton's interpreter on the CPU; they "
+                "measure the interpreter, not a chip, and are no performance result.")
+    return ""
+
+
+def render_summary(summaries: Sequence[GroupSummary]) -> str:
+    rows = []
+    for s in summaries:
+        star = "*" if any("interpreter" in label for label in s.timing_labels) else ""
+        rows.append([s.source, s.method, s.backend, s.operators, f"{s.correct_pct:.1f}",
+                     (_fmt(s.geomean_speedup) + star) if s.geomean_speedup else "-",
+                     f"{s.fast_1:.2f}", f"{s.fast_2:.2f}", s.tokens,
+                     _fmt(s.tokens_per_solved), f"{s.cost_usd:.4f}"])
+    table = render_table(["source", "method", "backend", "ops", "correct%", "speedup(geo)",
+                          "fast_1", "fast_2", "tokens", "tokens/solved", "cost$"], rows)
+    return table + _interpreter_note(label for s in summaries for label in s.timing_labels)
+
+
+def render_results(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per stored result: the table ``kgb run`` prints at the end of a sweep.
+
+    Speedups timed in the interpreter carry a *; the summary printed after it explains it.
+    """
+    import json
+
+    table_rows = []
+    for row in rows:
+        detail = json.loads(row["detail"]) if isinstance(row.get("detail"), str) else {}
+        cases = detail.get("cases", [])
+        checked = [c for c in cases if c.get("status") != "skipped"]
+        passed = sum(1 for c in checked if c.get("status") == verdicts.PASS)
+        skipped = len(cases) - len(checked)
+        max_rel = max((c.get("max_rel_error", 0.0) or 0.0 for c in checked), default=None)
+        label = row.get("timing_label") or ""
+        star = "*" if "interpreter" in label else ""
+        table_rows.append([
+            row["op"], row["method"], row["backend"], row["sample"], row["verdict"],
+            f"{passed}/{len(checked)}" + (f" (+{skipped} skipped)" if skipped else ""),
+            max_rel, row["candidate_ms"], row["reference_ms"],
+            (_fmt(row["speedup"]) + star) if row["speedup"] else "-",
+        ])
+    table = render_table(["op", "method", "backend", "sample", "verdict", "trials passed",
+                          "max rel err", "cand ms", "ref ms", "speedup"], table_rows)
+    return table

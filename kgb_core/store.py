@@ -1,0 +1,189 @@
+"""The result store: one SQLite file, one row per (run, op, backend, method, sample).
+
+Every result is committed in its own transaction the moment it exists, in WAL mode with
+``synchronous=FULL``, so a sweep killed at any instant loses at most the candidate in flight and
+never leaves a half-written row; ``--resume`` reads back what is done. Each run keeps the
+environment it ran in (device, torch, triton, kgb and plugin versions, commit) so any number
+can be traced to where it was made.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from kgb_core.candidates import Candidate
+from kgb_core.errors import UserError
+from kgb_core.evaluation.results import EvalResult
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    finished_at TEXT,
+    plan_key TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    environment TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    op TEXT NOT NULL,
+    source TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    method TEXT NOT NULL,
+    sample INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    message TEXT NOT NULL,
+    candidate_ms REAL,
+    reference_ms REAL,
+    speedup REAL,
+    timing_label TEXT,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    cost_usd REAL,
+    duration_s REAL,
+    detail TEXT NOT NULL,
+    candidate_source TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (run_id, op, backend, method, sample)
+);
+CREATE INDEX IF NOT EXISTS results_by_key ON results (op, backend, method, sample);
+"""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def plan_key(plan: dict[str, Any]) -> str:
+    """A stable fingerprint of what a run was asked to do, used to find the run to resume."""
+    return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    op: str
+    backend: str
+    method: str
+    sample: int
+
+
+class ResultStore:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.exists() and self.path.is_dir():
+            raise UserError(f"--db {self.path} is a directory; give a file name such as results.db")
+        try:
+            self._conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as error:
+            raise UserError(f"{self.path} is not a kgb result store ({error})") from None
+        self._check_schema()
+
+    def _check_schema(self) -> None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self._conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
+                               (str(SCHEMA_VERSION),))
+        elif int(row["value"]) != SCHEMA_VERSION:
+            raise UserError(f"{self.path} has store schema {row['value']}, this kgb reads "
+                            f"{SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- runs ------------------------------------------------------------------------------
+    def start_run(self, plan: dict[str, Any], environment: dict[str, Any]) -> int:
+        cursor = self._conn.execute(
+            "INSERT INTO runs(created_at, plan_key, plan, environment) VALUES (?, ?, ?, ?)",
+            (_now(), plan_key(plan), json.dumps(plan, sort_keys=True),
+             json.dumps(environment, sort_keys=True, default=str)))
+        return int(cursor.lastrowid)
+
+    def latest_run_for(self, plan: dict[str, Any]) -> int | None:
+        row = self._conn.execute("SELECT id FROM runs WHERE plan_key=? ORDER BY id DESC LIMIT 1",
+                                 (plan_key(plan),)).fetchone()
+        return None if row is None else int(row["id"])
+
+    def finish_run(self, run_id: int) -> None:
+        self._conn.execute("UPDATE runs SET finished_at=? WHERE id=?", (_now(), run_id))
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self._conn.execute("SELECT * FROM runs ORDER BY id").fetchall()
+        return [{**dict(row), "plan": json.loads(row["plan"]),
+                 "environment": json.loads(row["environment"])} for row in rows]
+
+    # -- results ---------------------------------------------------------------------------
+    def done_keys(self, run_id: int) -> set[ResultKey]:
+        rows = self._conn.execute(
+            "SELECT op, backend, method, sample FROM results WHERE run_id=?", (run_id,))
+        return {ResultKey(r["op"], r["backend"], r["method"], r["sample"]) for r in rows}
+
+    def record(self, run_id: int, source: str, result: EvalResult,
+               candidate: Candidate | None) -> None:
+        """Write one result in its own transaction; a duplicate key is refused, not doubled."""
+        with self._transaction():
+            self._conn.execute(
+                """INSERT INTO results(run_id, op, source, backend, method, sample, verdict,
+                   message, candidate_ms, reference_ms, speedup, timing_label, prompt_tokens,
+                   completion_tokens, cost_usd, duration_s, detail, candidate_source, created_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (run_id, result.op, source, result.backend, result.method, result.sample,
+                 result.verdict, result.message, result.candidate_ms, result.reference_ms,
+                 result.speedup, result.timing_label,
+                 candidate.prompt_tokens if candidate else None,
+                 candidate.completion_tokens if candidate else None,
+                 candidate.cost_usd if candidate else None, result.duration_s,
+                 json.dumps(result.to_dict(), default=str),
+                 candidate.source if candidate else None, _now()))
+
+    def _transaction(self) -> "_Transaction":
+        return _Transaction(self._conn)
+
+    def results(self, run_id: int | None = None) -> list[dict[str, Any]]:
+        """Rows of one run, or (no run given) the latest row for each result key."""
+        if run_id is not None:
+            rows = self._conn.execute("SELECT * FROM results WHERE run_id=? ORDER BY id",
+                                      (run_id,)).fetchall()
+        else:
+            rows = self._conn.execute(
+                """SELECT * FROM results WHERE id IN (
+                       SELECT MAX(id) FROM results GROUP BY op, backend, method, sample)
+                   ORDER BY id""").fetchall()
+        return [dict(row) for row in rows]
+
+    def iter_details(self, run_id: int) -> Iterator[EvalResult]:
+        for row in self.results(run_id):
+            yield EvalResult.from_dict(json.loads(row["detail"]))
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self._conn.execute("ROLLBACK" if exc_type else "COMMIT")
