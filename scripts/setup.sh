@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Make .venv/ with torch, triton and kgb (editable, with test extras) on a fresh machine.
+#
+# torch is installed first and explicitly: an unpinned torch pulls a multi-GB CUDA build,
+# while torch==2.13.0 is the CPU build this project's CI machines carry. Override with
+# KGB_TORCH="torch==X.Y" (or set it empty to keep whatever torch the venv already has).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+torch_spec=${KGB_TORCH-torch==2.13.0}
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1 && [ -n "$torch_spec" ]; then
+    echo "setup: installing $torch_spec" >&2
+    .venv/bin/python -m pip install -q "$torch_spec"
+fi
+echo "setup: installing kgb and its dependencies" >&2
+.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/kgb plugins >&2

@@ -1,0 +1,64 @@
+"""The comparison rule: structure, dtype, NaN/Inf, then tolerance."""
+
+from __future__ import annotations
+
+import torch
+
+from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.compare import compare_outputs
+from kgb_core.operators import Tolerance
+
+TOL = Tolerance(rtol=1e-3, atol=1e-4)
+
+
+def test_equal_tensors_pass_and_report_zero_error():
+    x = torch.randn(5, 7)
+    result = compare_outputs(x.clone(), x, TOL)
+    assert result.ok and result.max_abs_error == 0.0
+
+
+def test_error_just_inside_and_just_outside_the_tolerance():
+    expected = torch.full((4,), 2.0)
+    inside = expected + (1e-4 + 1e-3 * 2.0) * 0.99
+    outside = expected + (1e-4 + 1e-3 * 2.0) * 1.01
+    assert compare_outputs(inside, expected, TOL).ok
+    result = compare_outputs(outside, expected, TOL)
+    assert result.verdict == verdicts.WRONG_OUTPUT
+    assert "outside rtol" in result.message
+
+
+def test_nan_where_reference_is_finite_fails_whatever_the_tolerance():
+    expected = torch.ones(3)
+    actual = torch.tensor([1.0, float("nan"), 1.0])
+    result = compare_outputs(actual, expected, Tolerance(rtol=1e9, atol=1e9))
+    assert result.verdict == verdicts.WRONG_OUTPUT and "NaN/Inf" in result.message
+
+
+def test_matching_infinities_pass_and_wrong_sign_fails():
+    expected = torch.tensor([float("inf"), 1.0])
+    assert compare_outputs(expected.clone(), expected, TOL).ok
+    assert not compare_outputs(torch.tensor([-float("inf"), 1.0]), expected, TOL).ok
+
+
+def test_shape_dtype_and_type_mismatches_have_their_own_verdict():
+    expected = torch.zeros(2, 3)
+    assert compare_outputs(torch.zeros(3, 2), expected, TOL).verdict == verdicts.WRONG_SHAPE_OR_DTYPE
+    assert compare_outputs(torch.zeros(2, 3, dtype=torch.float64), expected,
+                           TOL).verdict == verdicts.WRONG_SHAPE_OR_DTYPE
+    assert compare_outputs([expected], expected, TOL).verdict == verdicts.WRONG_SHAPE_OR_DTYPE
+    assert compare_outputs(expected, (expected, expected),
+                           TOL).verdict == verdicts.WRONG_SHAPE_OR_DTYPE
+
+
+def test_integers_must_match_exactly():
+    expected = torch.tensor([1, 2, 3])
+    result = compare_outputs(torch.tensor([1, 2, 4]), expected, Tolerance(0.0, 0.0))
+    assert result.verdict == verdicts.WRONG_OUTPUT and "(2,)" in result.message
+
+
+def test_tuples_are_compared_element_by_element():
+    values, indices = torch.randn(4), torch.arange(4)
+    ok = compare_outputs((values.clone(), indices.clone()), (values, indices), TOL)
+    assert ok.ok
+    bad = compare_outputs((values.clone(), indices.flip(0)), (values, indices), TOL)
+    assert bad.verdict == verdicts.WRONG_OUTPUT and "output[1]" in bad.message

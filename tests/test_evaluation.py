@@ -1,0 +1,111 @@
+"""Candidates that are wrong, raise, hang or kill their process each get their own verdict,
+and the evaluator keeps going after every one of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.plugins import load_registry
+
+from conftest import KERNELS
+
+CORPUS = [
+    ("add_wrong_values.py", "aten.add", verdicts.WRONG_OUTPUT),
+    ("relu_misses_tail.py", "aten.relu", verdicts.WRONG_OUTPUT),
+    ("relu_raises.py", "aten.relu", verdicts.RUNTIME_ERROR),
+    ("relu_torch_only.py", "aten.relu", verdicts.NO_TRITON_LAUNCH),
+    ("relu_mutates_input.py", "aten.relu", verdicts.INPUT_MUTATED),
+    ("relu_wrong_dtype.py", "aten.relu", verdicts.WRONG_SHAPE_OR_DTYPE),
+    ("relu_syntax_error.py", "aten.relu", verdicts.COMPILE_ERROR),
+    ("relu_bad_triton.py", "aten.relu", verdicts.COMPILE_ERROR),
+    ("relu_exits.py", "aten.relu", verdicts.CRASHED),
+    ("relu_segfaults.py", "aten.relu", verdicts.CRASHED),
+]
+
+
+@pytest.mark.parametrize("filename,op,expected", CORPUS, ids=[c[0] for c in CORPUS])
+def test_bad_candidate_gets_its_verdict(cpu_evaluator, filename, op, expected):
+    result = cpu_evaluator.evaluate(op, (KERNELS / filename).read_text())
+    assert result.verdict == expected, result.message
+    assert result.message
+
+
+def test_the_reference_kernel_passes_after_every_failure(cpu_evaluator, registry):
+    """Runs after the corpus in this module: the replaced workers still judge correctly."""
+    spec = registry.operator("aten.relu")
+    result = cpu_evaluator.evaluate(spec.id, spec.reference_kernel())
+    assert result.verdict == verdicts.PASS, result.message
+    checked = [c for c in result.cases if c["status"] != "skipped"]
+    assert checked and all(c["status"] == verdicts.PASS for c in checked)
+    assert all(c["launches"] >= 1 for c in checked)
+
+
+def test_crashes_restart_the_worker_but_wrong_answers_do_not(registry):
+    backend = registry.backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+        evaluator.evaluate("aten.add", (KERNELS / "add_wrong_values.py").read_text())
+        evaluator.evaluate("aten.relu", (KERNELS / "relu_torch_only.py").read_text())
+        assert evaluator.worker_starts == 1
+        evaluator.evaluate("aten.relu", (KERNELS / "relu_exits.py").read_text())
+        evaluator.evaluate("aten.relu", (KERNELS / "relu_raises.py").read_text())
+        assert evaluator.worker_starts == 2  # the second crash-class verdict starts no worker yet
+        spec = registry.operator("aten.relu")
+        assert evaluator.evaluate(spec.id, spec.reference_kernel()).passed
+        assert evaluator.worker_starts == 3
+
+
+def test_a_hanging_candidate_times_out_and_the_next_one_runs(registry):
+    backend = registry.backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=5, timing=False)
+    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+        hung = evaluator.evaluate("aten.relu", (KERNELS / "relu_hangs.py").read_text())
+        assert hung.verdict == verdicts.TIMEOUT
+        assert 5 <= hung.duration_s < 30
+        spec = registry.operator("aten.relu")
+        assert evaluator.evaluate(spec.id, spec.reference_kernel()).passed
+
+
+def test_timing_is_labelled_as_interpreter_time(registry):
+    backend = registry.backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True)
+    spec = registry.operator("aten.add")
+    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+        result = evaluator.evaluate(spec.id, spec.reference_kernel())
+    assert result.passed, result.message
+    assert result.timing_label == "interpreter-wallclock"
+    assert result.timings and all(t["candidate"]["repetitions"] >= 3 for t in result.timings)
+    assert result.speedup is not None and result.speedup > 0
+    assert result.candidate_ms > 0 and result.reference_ms > 0
+
+
+def test_bf16_cases_are_skipped_on_cpu_and_said_so(cpu_evaluator, registry):
+    spec = registry.operator("aten.relu")
+    result = cpu_evaluator.evaluate(spec.id, spec.reference_kernel())
+    skipped = [c for c in result.cases if c["status"] == "skipped"]
+    assert skipped and all(c["dtype"] == "bfloat16" for c in skipped)
+    assert "interpreter" in skipped[0]["message"]
+
+
+def test_the_screen_refuses_a_source_without_kernel(cpu_evaluator):
+    result = cpu_evaluator.evaluate("aten.relu", "def not_the_entry(x):\n    return x\n")
+    assert result.verdict == verdicts.SCREEN_REJECTED and "kernel" in result.message
+
+
+def test_a_backend_that_rules_out_every_case_fails_loudly(monkeypatch):
+    """A check that runs nothing is no pass (a published benchmark once let zeros pass so)."""
+    import kgb_test_plugins
+
+    registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
+    backend = registry.backend("cpu_nofloats")
+    # The worker finds this backend through KGB_EXTRA_PLUGINS, like any installed plugin.
+    monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
+    monkeypatch.setenv("PYTHONPATH", str(KERNELS.parent))
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    spec = registry.operator("aten.relu")
+    with Evaluator("cpu_nofloats", backend.worker_environment(), settings) as evaluator:
+        result = evaluator.evaluate(spec.id, spec.reference_kernel())
+    assert result.verdict == verdicts.SKIPPED_UNSUPPORTED
+    assert "runs nothing" in result.message

@@ -1,0 +1,85 @@
+"""Every shipped operator spec is well-formed and its input factory behaves."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgb_core.errors import PluginError
+from kgb_core.operators import SMALL, InputContext, OperatorSource, OperatorSpec, ShapeCase
+from kgb_core.plugins import load_registry
+
+SPECS = load_registry().operators(["aten"])
+
+
+def _tensors(values):
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def test_aten_has_at_least_25_operators():
+    assert len(SPECS) >= 25
+    assert all(spec.id.startswith("aten.") for spec in SPECS)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
+def test_spec_is_complete(spec: OperatorSpec):
+    assert spec.reference_kernel is not None, "the reference method needs a kernel"
+    assert "def kernel" in spec.reference_kernel()
+    assert spec.cases_in([SMALL]), "the CPU backend needs small cases"
+    info = spec.describe()
+    for case in info["cases"]:
+        for counts in case["counts"].values():
+            assert counts["flops"] > 0 and counts["bytes"] > 0
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
+def test_inputs_are_fresh_seeded_and_never_all_zero(spec: OperatorSpec):
+    case = spec.cases_in([SMALL])[0]
+    first = spec.make_inputs(InputContext(case, "float32", 0, "cpu"))
+    again = spec.make_inputs(InputContext(case, "float32", 0, "cpu"))
+    other = spec.make_inputs(InputContext(case, "float32", 1, "cpu"))
+    for a, b in zip(_tensors(first), _tensors(again)):
+        assert torch.equal(a, b), "the same seed must give the same inputs"
+    assert any(not torch.equal(a, c) for a, c in zip(_tensors(first), _tensors(other))), \
+        "another seed must give other inputs"
+    floats = [t for t in _tensors(first) if t.is_floating_point() and t.numel() > 1]
+    assert all(bool((t != 0).any()) for t in floats)
+
+
+def _spec(**overrides) -> OperatorSpec:
+    fields = dict(source="t", name="op", signature="kernel(x)", description="d",
+                  reference=lambda x: x, make_inputs=lambda ctx: [],
+                  cases=(ShapeCase("c", {}),), dtypes=("float32",), flops=lambda p: 1,
+                  bytes_moved=lambda p, s: 1)
+    fields.update(overrides)
+    return OperatorSpec(**fields)
+
+
+def test_a_spec_without_cases_is_refused():
+    with pytest.raises(PluginError, match="no shape cases"):
+        _spec(cases=()).validate()
+
+
+def test_unknown_dtype_and_tier_are_refused():
+    with pytest.raises(PluginError, match="unknown dtypes"):
+        _spec(dtypes=("float33",)).validate()
+    with pytest.raises(PluginError, match="tiers"):
+        _spec(cases=(ShapeCase("c", {}, tier="huge"),)).validate()
+
+
+def test_source_refuses_duplicate_and_foreign_operators():
+    twice = OperatorSource("t", "d", build=lambda: [_spec(), _spec()])
+    with pytest.raises(PluginError, match="twice"):
+        twice.operators()
+    foreign = OperatorSource("u", "d", build=lambda: [_spec()])
+    with pytest.raises(PluginError, match="claims source"):
+        foreign.operators()
+
+
+def test_tolerances_follow_the_published_table_and_scale_atol():
+    spec = _spec(reduce_dim=lambda p: p["k"])
+    assert spec.tolerance("float32", {"k": 1}).rtol == 1e-5
+    assert spec.tolerance("float16", {"k": 1}).rtol == 1e-3
+    assert spec.tolerance("bfloat16", {"k": 1}).rtol == 1.6e-2
+    assert spec.tolerance("float32", {"k": 71}).atol == pytest.approx(71e-4)
+    assert spec.tolerance("int64", {"k": 71}).exact

@@ -1,0 +1,45 @@
+"""Report arithmetic: pass@k per operator, geometric means, fast_p, tokens per solved op."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgb_core.report import render_summary, summarize
+
+
+def _row(op, verdict, speedup=None, sample=0, tokens=(0, 0), label="cuda-events+l2-flush"):
+    return {"op": op, "source": op.split(".")[0], "method": "m", "backend": "b",
+            "sample": sample, "verdict": verdict, "speedup": speedup,
+            "prompt_tokens": tokens[0], "completion_tokens": tokens[1], "cost_usd": 0.5,
+            "timing_label": label}
+
+
+def test_summary_counts_best_passing_sample_per_operator():
+    rows = [
+        _row("aten.a", "pass", 4.0, sample=0, tokens=(100, 50)),
+        _row("aten.a", "wrong_output", None, sample=1, tokens=(100, 50)),
+        _row("aten.b", "pass", 0.5, tokens=(200, 100)),
+        _row("aten.c", "timeout", None, tokens=(300, 0)),
+        _row("aten.d", "pass", 1.5, sample=0),
+        _row("aten.d", "pass", 2.5, sample=1),
+    ]
+    (summary,) = summarize(rows)
+    assert summary.operators == 4 and summary.correct == 3
+    assert summary.correct_pct == pytest.approx(75.0)
+    # best speedups per correct op: a 4.0, b 0.5, d 2.5
+    assert summary.geomean_speedup == pytest.approx((4.0 * 0.5 * 2.5) ** (1 / 3))
+    assert summary.fast_1 == pytest.approx(2 / 4)
+    assert summary.fast_2 == pytest.approx(2 / 4)
+    assert summary.tokens == 900 and summary.tokens_per_solved == pytest.approx(300)
+    assert summary.cost_usd == pytest.approx(3.0)
+
+
+def test_groups_are_split_by_source_method_and_backend():
+    rows = [_row("aten.a", "pass", 1.0), _row("vllm.a", "pass", 1.0)]
+    assert [s.source for s in summarize(rows)] == ["aten", "vllm"]
+
+
+def test_interpreter_timings_are_flagged_as_no_performance_result():
+    text = render_summary(summarize([_row("aten.a", "pass", 0.01,
+                                          label="interpreter-wallclock")]))
+    assert "0.01*" in text and "not a chip" in text

@@ -1,0 +1,70 @@
+"""The SQLite store: WAL, one row per key, resume keys, latest-result views."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from kgb_core.candidates import Candidate
+from kgb_core.errors import UserError
+from kgb_core.evaluation.results import EvalResult
+from kgb_core.store import ResultKey, ResultStore
+
+PLAN = {"operators": ["aten.add"], "method": "reference", "backend": "cpu"}
+
+
+def _result(op="aten.add", verdict="pass", sample=0, speedup=1.5):
+    return EvalResult(op=op, backend="cpu", verdict=verdict, method="reference", sample=sample,
+                      speedup=speedup, candidate_ms=1.0, reference_ms=1.5)
+
+
+def test_results_are_committed_and_read_back_from_another_connection(tmp_path):
+    path = tmp_path / "r.db"
+    with ResultStore(path) as store:
+        run = store.start_run(PLAN, {"device": "cpu"})
+        store.record(run, "aten", _result(), Candidate(source="src", prompt_tokens=10,
+                                                       completion_tokens=5, cost_usd=0.01))
+        # A second connection sees the row at once: it was committed, not buffered.
+        other = sqlite3.connect(path)
+        row = other.execute("SELECT op, verdict, prompt_tokens, candidate_source FROM results").fetchone()
+        assert row == ("aten.add", "pass", 10, "src")
+        assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        other.close()
+
+
+def test_a_key_is_stored_once(tmp_path):
+    with ResultStore(tmp_path / "r.db") as store:
+        run = store.start_run(PLAN, {})
+        store.record(run, "aten", _result(), None)
+        with pytest.raises(sqlite3.IntegrityError):
+            store.record(run, "aten", _result(), None)
+        assert store.done_keys(run) == {ResultKey("aten.add", "cpu", "reference", 0)}
+
+
+def test_resume_finds_the_latest_run_with_the_same_plan(tmp_path):
+    with ResultStore(tmp_path / "r.db") as store:
+        first = store.start_run(PLAN, {})
+        second = store.start_run(PLAN, {})
+        store.start_run({**PLAN, "backend": "nvidia"}, {})
+        assert store.latest_run_for(PLAN) == second != first
+        assert store.latest_run_for({"other": 1}) is None
+
+
+def test_without_a_run_the_latest_result_per_key_is_reported(tmp_path):
+    with ResultStore(tmp_path / "r.db") as store:
+        old = store.start_run(PLAN, {})
+        store.record(old, "aten", _result(verdict="wrong_output"), None)
+        new = store.start_run(PLAN, {})
+        store.record(new, "aten", _result(verdict="pass"), None)
+        assert [r["verdict"] for r in store.results()] == ["pass"]
+        assert [r["verdict"] for r in store.results(old)] == ["wrong_output"]
+
+
+def test_a_file_that_is_not_a_store_is_a_user_error(tmp_path):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(UserError, match="not a kgb result store"):
+        ResultStore(path)
+    with pytest.raises(UserError, match="is a directory"):
+        ResultStore(tmp_path)
