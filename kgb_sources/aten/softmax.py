@@ -1,0 +1,75 @@
+"""Softmax-family ATen operators: softmax and log_softmax along any dim, computed in fp32."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
+
+from kgb_sources.aten._build import aten_op, numel
+
+# Small cases cover the last dim, a first and a middle dim (strided rows), a negative dim and a
+# row longer than the interpreter's 1024-wide blocks, all at sizes no block divides.
+SOFTMAX_CASES = (
+    ShapeCase("last_dim_odd", {"shape": (37, 129), "dim": -1}),
+    ShapeCase("first_dim", {"shape": (61, 33), "dim": 0}),
+    ShapeCase("middle_dim_3d", {"shape": (5, 67, 9), "dim": -2}),
+    ShapeCase("long_row", {"shape": (3, 2053), "dim": 1}),
+    ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
+    ShapeCase("attention_scores", {"shape": (4, 32, 1024, 1024), "dim": -1}, tier=LARGE),
+)
+
+LOG_SOFTMAX_CASES = SOFTMAX_CASES[:4] + (
+    ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
+    ShapeCase("llama3_vocab", {"shape": (1024, 128256), "dim": -1}, tier=LARGE),
+)
+
+# max, subtract, exp, sum, and a divide (softmax) or subtract (log_softmax) per element.
+FLOPS_PER_ELEMENT = 5
+
+
+def _softmax_length(p: Mapping[str, Any]) -> int:
+    """The number of terms in each softmax's sum, which scales the check's atol."""
+    shape = tuple(p["shape"])
+    return shape[p["dim"] % len(shape)]
+
+
+def _inputs(ctx: InputContext) -> list[Any]:
+    # Logit-like spread (std 2): the outputs span several orders of magnitude.
+    return [ctx.randn(*ctx.params["shape"], scale=2.0), int(ctx.params["dim"])]
+
+
+def _torch(name: str) -> Callable[[Any, int], Any]:
+    def call(x, dim):  # noqa: ANN001, ANN202
+        import torch
+
+        return getattr(torch, name)(x, dim)
+
+    call.__name__ = f"torch_{name}"
+    return call
+
+
+def _spec(name: str, description: str, cases: tuple[ShapeCase, ...]) -> OperatorSpec:
+    return aten_op(
+        name,
+        signature="kernel(x: Tensor, dim: int) -> Tensor",
+        description=description + " dim may be negative (counted from the end) and need not be "
+                    "the last dim; the output has x's shape and dtype (float32, float16 or "
+                    "bfloat16), and the math should be done in float32.",
+        reference=_torch(name),
+        make_inputs=_inputs,
+        cases=cases,
+        flops=lambda p: FLOPS_PER_ELEMENT * numel(p["shape"]),
+        bytes_moved=lambda p, size: 2 * numel(p["shape"]) * size,
+        tags=("reduction", "softmax"),
+        reduce_dim=_softmax_length,
+    )
+
+
+def operators() -> list[OperatorSpec]:
+    return [
+        _spec("softmax", "torch.softmax(x, dim): exp(x - max) / sum(exp(x - max)) over dim.",
+              SOFTMAX_CASES),
+        _spec("log_softmax", "torch.log_softmax(x, dim): x - max - log(sum(exp(x - max))) over "
+                             "dim.", LOG_SOFTMAX_CASES),
+    ]
