@@ -16,8 +16,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-import importlib_metadata
 import pluggy
+
+try:  # the backport is a declared dependency; the stdlib module does the same job on 3.10+
+    import importlib_metadata
+except ImportError:  # pragma: no cover - e.g. a GPU image that ships without the backport
+    import importlib.metadata as importlib_metadata  # type: ignore[no-redef]
 
 from kgb_core import hookspecs
 from kgb_core.backends import Backend

@@ -55,6 +55,8 @@ def _rms_norm_reference(x, weight, eps):  # noqa: ANN001, ANN202
 
 
 def operators() -> list[OperatorSpec]:
+    # Normalized outputs have unit scale whatever N is, so atol is not scaled by N: with the
+    # published 1e-4 x N, an unbiased-variance kernel would pass every case with N >= 257.
     return [
         aten_op(
             "layer_norm",
@@ -71,7 +73,6 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 8 * numel(p["shape"]),
             bytes_moved=lambda p, size: (2 * numel(p["shape"]) + 2 * _row_length(p)) * size,
             tags=("reduction", "normalization"),
-            reduce_dim=_row_length,
         ),
         aten_op(
             "rms_norm",
@@ -88,6 +89,5 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 4 * numel(p["shape"]),
             bytes_moved=lambda p, size: (2 * numel(p["shape"]) + _row_length(p)) * size,
             tags=("reduction", "normalization"),
-            reduce_dim=_row_length,
         ),
     ]
