@@ -77,9 +77,15 @@ class NvidiaBackend(Backend):
 
         torch.cuda.init()
         torch.cuda.set_device(0)
-        # The reference must compute float32 matmuls in float32, not TF32.
+        # The reference must be at least as accurate as an fp32-accumulating kernel: float32
+        # matmuls in float32 (no TF32), and no fp16/bf16 partial sums in cuBLAS's split-K
+        # kernels. Measured on an H200 (torch 2.11): with reduced-precision reductions allowed
+        # (PyTorch's default) a 300x700x500 bf16 torch.mm was off the float64 product by up to
+        # 16%, and a correct fp32-accumulating kernel failed the tolerance against it.
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
         return "cuda:0"
 
     def synchronize(self) -> None:

@@ -29,7 +29,7 @@ def test_spec_is_complete(spec: OperatorSpec):
     info = spec.describe()
     for case in info["cases"]:
         for counts in case["counts"].values():
-            assert counts["flops"] > 0 and counts["bytes"] > 0
+            assert counts["flops"] >= 0 and counts["bytes"] > 0  # data movement has no FLOPs
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)

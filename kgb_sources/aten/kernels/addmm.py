@@ -1,0 +1,71 @@
+# addmm: out = bias + A @ B (beta=1, alpha=1), A (M, K), B (K, N), bias broadcastable to (M, N).
+# The mm tile loop with a bias epilogue; the bias is read through its broadcast strides (0 along
+# broadcast dims), so a (N,) bias is never expanded in memory.
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _addmm_kernel(bias_ptr, a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_biasm, stride_biasn, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr):
+    # Grouped tile order: GROUP_M row-tiles share each column of B while it is in L2.
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    tiles_in_group = GROUP_M * tiles_n
+    first_m = (pid // tiles_in_group) * GROUP_M
+    group_rows = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % tiles_in_group) % group_rows
+    pid_n = (pid % tiles_in_group) // group_rows
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        # "ieee": torch.addmm computes float32 exactly, and TF32 misses its tolerance on a GPU.
+        # The setting only concerns fp32 operands; fp16/bf16 dots use tensor cores regardless.
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    bias = tl.load(bias_ptr + offs_m[:, None] * stride_biasm + offs_n[None, :] * stride_biasn,
+                   mask=mask, other=0.0)
+    acc += bias.to(tl.float32)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+def _tiles(m: int, device_type: str) -> tuple[int, int, int]:
+    """Tile sizes: tl.dot needs every dim >= 16; small M (decode) wastes less with BLOCK_M=16."""
+    block_m = 16 if m <= 16 else 64
+    if device_type == "cuda":
+        return (block_m, 64, 64) if m <= 16 else (128, 128, 32)
+    return block_m, 64, 32
+
+
+def kernel(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"addmm needs (M, K) x (K, N), got {tuple(a.shape)} x {tuple(b.shape)}")
+    m, k = a.shape
+    n = b.shape[1]
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    if m == 0 or n == 0:
+        return c
+    bias_strides = bias.expand(m, n).stride()  # a view: broadcast dims get stride 0
+    block_m, block_n, block_k = _tiles(m, a.device.type)
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
+    _addmm_kernel[grid](bias, a, b, c, m, n, k, bias_strides[0], bias_strides[1],
+                        a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                        c.stride(0), c.stride(1), BLOCK_M=block_m, BLOCK_N=block_n,
+                        BLOCK_K=block_k, GROUP_M=8, num_warps=8 if block_m == 128 else 4)
+    return c
