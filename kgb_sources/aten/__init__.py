@@ -9,7 +9,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 
 from kgb_sources.aten._build import SOURCE
 
-FAMILIES = ("pointwise",)
+FAMILIES = ("pointwise", "reductions")
 
 
 def build_operators() -> list[OperatorSpec]:
