@@ -9,7 +9,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 
 from kgb_sources.aten._build import SOURCE
 
-FAMILIES = ("pointwise", "softmax", "normalization", "matmul", "indexing")
+FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing")
 
 
 def build_operators() -> list[OperatorSpec]:
