@@ -147,6 +147,9 @@ class OperatorSpec:
     case, dtype and seed. ``mutated_args`` lists the positions of arguments the operator writes in
     place; every other argument must come back unchanged. ``reduce_dim`` gives, per case, how many
     terms are accumulated into one output, which scales atol as in the published checker.
+    ``baseline``, when given, is what the candidate is timed against instead of ``reference``:
+    the native PyTorch call, where the reference must compute more accurately than it (e.g.
+    fp16 cumsum accumulated in fp32) and so would make a slower, unfair baseline.
     """
 
     source: str
@@ -164,10 +167,15 @@ class OperatorSpec:
     tolerance_overrides: Mapping[str, Tolerance] = field(default_factory=dict)
     mutated_args: tuple[int, ...] = ()
     reference_kernel: Callable[[], str] | None = None
+    baseline: Callable[..., Any] | None = None
 
     @property
     def id(self) -> str:
         return f"{self.source}.{self.name}"
+
+    @property
+    def timing_baseline(self) -> Callable[..., Any]:
+        return self.baseline or self.reference
 
     def tolerance(self, dtype_name: str, params: Mapping[str, Any]) -> Tolerance:
         if dtype_name in self.tolerance_overrides:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from kgb_core.evaluation import verdicts
@@ -62,3 +63,11 @@ def test_tuples_are_compared_element_by_element():
     assert ok.ok
     bad = compare_outputs((values.clone(), indices.flip(0)), (values, indices), TOL)
     assert bad.verdict == verdicts.WRONG_OUTPUT and "output[1]" in bad.message
+
+
+def test_relative_error_is_reported_only_where_rtol_governs():
+    expected = torch.tensor([1e-9, 1.0])
+    actual = torch.tensor([5e-5, 1.0 + 2e-4])
+    result = compare_outputs(actual, expected, TOL)
+    assert result.ok  # 5e-5 is within atol, however large the ratio to 1e-9
+    assert result.max_rel_error == pytest.approx(2e-4, rel=1e-3)

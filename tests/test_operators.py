@@ -83,3 +83,13 @@ def test_tolerances_follow_the_published_table_and_scale_atol():
     assert spec.tolerance("bfloat16", {"k": 1}).rtol == 1.6e-2
     assert spec.tolerance("float32", {"k": 71}).atol == pytest.approx(71e-4)
     assert spec.tolerance("int64", {"k": 71}).exact
+
+
+def test_timing_baseline_defaults_to_the_reference_and_can_be_the_native_call(registry):
+    plain = _spec()
+    assert plain.timing_baseline is plain.reference
+    cumsum = registry.operator("aten.cumsum")
+    assert cumsum.timing_baseline is not cumsum.reference, \
+        "cumsum's fp32-accumulating reference must not be the (slower) timing baseline"
+    x = torch.randn(4, 33, dtype=torch.float16)
+    assert torch.equal(cumsum.timing_baseline(x, 1), torch.cumsum(x, 1))

@@ -221,7 +221,8 @@ class CandidateChecker:
                 except Exception as error:
                     raise CandidateFailure(_classify(error), "while timing: "
                                            + _short_traceback(error, path)) from None
-                reference = self.timer.measure(lambda: spec.reference(*reference_inputs))
+                baseline = spec.timing_baseline
+                reference = self.timer.measure(lambda: baseline(*reference_inputs))
                 result.timings.append({
                     "case": case.name, "tier": case.tier, "dtype": dtype,
                     "candidate": candidate.to_dict(), "reference": reference.to_dict(),

@@ -101,9 +101,13 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
     # Non-finite reference values must be matched exactly (same inf sign, NaN where NaN).
     nonfinite_mismatch = ~expected_finite & ~((a == e) | (torch.isnan(a) & torch.isnan(e)))
     diff = torch.where(expected_finite & torch.isfinite(a), (a - e).abs(), torch.zeros_like(a))
+    # Relative error only where rtol is what bounds it (|expected| > atol): near zero the
+    # ratio is meaningless and atol governs, so reporting it there would only mislead.
     rel = diff / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    rtol_governs = e.abs() > max(tolerance.atol, torch.finfo(torch.float64).tiny)
     result = Comparison(max_abs_error=float(diff.max().item()),
-                        max_rel_error=float(torch.where(e != 0, rel, torch.zeros_like(rel)).max().item()))
+                        max_rel_error=float(torch.where(rtol_governs, rel,
+                                                        torch.zeros_like(rel)).max().item()))
     if bool(bad_nonfinite.any()):
         count = int(bad_nonfinite.sum().item())
         index = _first_index(bad_nonfinite, expected.shape)

@@ -52,7 +52,8 @@ def aten_op(name: str, *, signature: str, description: str,
             reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
             tolerance_overrides: Mapping[str, Tolerance] | None = None,
             mutated_args: Sequence[int] = (),
-            reference_kernel: Callable[[], str] | None = None) -> OperatorSpec:
+            reference_kernel: Callable[[], str] | None = None,
+            baseline: Callable[..., Any] | None = None) -> OperatorSpec:
     extra: dict[str, Any] = {}
     if reduce_dim is not None:
         extra["reduce_dim"] = reduce_dim
@@ -62,5 +63,6 @@ def aten_op(name: str, *, signature: str, description: str,
         flops=flops, bytes_moved=bytes_moved, tags=frozenset(tags),
         tolerance_overrides=dict(tolerance_overrides or {}), mutated_args=tuple(mutated_args),
         reference_kernel=reference_kernel or (lambda: kernel_file(name)),
+        baseline=baseline,
         **extra,
     )
