@@ -230,11 +230,13 @@ class OperatorSpec:
         tolerances = {}
         for dtype in self.dtypes:
             tol = self.tolerance(dtype, self.cases[0].params)
-            tolerances[dtype] = {
-                "rtol": tol.rtol,
-                "atol": "exact" if tol.exact else f"{BASE_ATOL:g} x reduce_dim"
-                if dtype not in self.tolerance_overrides else tol.atol,
-            }
+            if tol.exact:
+                atol: Any = "exact"
+            elif dtype in self.tolerance_overrides:
+                atol = tol.atol
+            else:
+                atol = f"{BASE_ATOL:g} x reduce_dim"
+            tolerances[dtype] = {"rtol": tol.rtol, "atol": atol}
         return {
             "id": self.id,
             "source": self.source,

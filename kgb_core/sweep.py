@@ -132,12 +132,12 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
                                skipped_done=len(plan.operators) - len(pending))
         progress = progress_factory(len(pending))
         for op in pending:
-            for result in _run_operator(op, plan, evaluator, store, run_id, done):
-                outcome.results.append(result)
-                outcome.evaluated += 1
-            last = outcome.results[-1] if outcome.results else None
-            progress.advance(op.id, last.verdict if last else "done",
-                             passed=bool(last and last.passed))
+            results = _run_operator(op, plan, evaluator, store, run_id, done)
+            outcome.results.extend(results)
+            outcome.evaluated += len(results)
+            passed = any(r.passed for r in results)
+            verdict = verdicts.PASS if passed else (results[-1].verdict if results else "done")
+            progress.advance(op.id, verdict, passed=passed)
     store.finish_run(run_id)
     return outcome
 

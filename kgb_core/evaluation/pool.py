@@ -241,10 +241,10 @@ class Evaluator:
                                       f"worker was killed", log_tail=tail)
         except WorkerDied as died:
             self._retire_worker(kill=True)
-            verdict = verdicts.OOM if died.returncode == -signal.SIGKILL and \
-                "MemoryError" in died.log_tail else verdicts.CRASHED
-            return EvalResult(op=op_id, backend=self.backend_name, verdict=verdict,
-                              message=f"the worker process {describe_exit(died.returncode)}",
+            hint = (" (the system's out-of-memory killer sends SIGKILL)"
+                    if died.returncode == -signal.SIGKILL else "")
+            return EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.CRASHED,
+                              message=f"the worker process {describe_exit(died.returncode)}{hint}",
                               log_tail=died.log_tail)
         finally:
             candidate_path.unlink(missing_ok=True)
