@@ -57,6 +57,9 @@ class ShapeCase:
     name: str
     params: Mapping[str, Any]
     tier: str = SMALL
+    # Held-out cases are checked but never shown: no prompt, listing or error message reveals
+    # their parameters, so a kernel fitted to the cases it was shown fails on them.
+    heldout: bool = False
 
     def describe(self) -> str:
         return ", ".join(f"{key}={value}" for key, value in self.params.items())
