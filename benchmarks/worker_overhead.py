@@ -21,7 +21,7 @@ def seconds_per_candidate(backend_name: str, op_id: str, candidates: int, reuse:
     backend = registry.backend(backend_name)
     source = registry.operator(op_id).reference_kernel()
     settings = EvaluationSettings(seeds=(0,), timing=False, worker_reuse=reuse)
-    with Evaluator(backend_name, backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         if reuse:
             evaluator.start()  # a sweep starts its worker once, before the first candidate
             evaluator.evaluate(op_id, source)  # and compiles the kernel once

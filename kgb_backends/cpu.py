@@ -7,6 +7,8 @@ timings measure numpy-driven interpretation, not a chip: they are labelled
 
 from __future__ import annotations
 
+import os
+
 from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, Quirks
 from kgb_core.operators import SMALL
@@ -57,6 +59,26 @@ class CpuInterpreterBackend(Backend):
 
     def make_timer(self, settings: TimingSettings) -> Timer:
         return WallClockTimer(settings, self.synchronize, label="interpreter-wallclock")
+
+    def worker_limits(self) -> dict[str, int]:
+        # Address space: enough for torch, numpy and the interpreter's copies of small cases,
+        # small enough that a runaway allocation ends in MemoryError (verdict oom), not in the
+        # machine's OOM killer. KGB_CPU_WORKER_MEMORY_GB overrides it.
+        gigabytes = float(os.environ.get("KGB_CPU_WORKER_MEMORY_GB", "12"))
+        return {"RLIMIT_AS": int(gigabytes * (1 << 30))}
+
+    def poison_free_memory(self, nbytes: int) -> None:
+        """Best effort: NaN-fill a block malloc is likely to hand out next.
+
+        glibc reuses freed small blocks, so an output the candidate never writes may show the
+        NaN; large blocks come fresh from the OS (zeros) and cannot be poisoned this way.
+        """
+        import torch
+
+        if 0 < nbytes < (64 << 20):
+            block = torch.empty(nbytes // 4 + 1, dtype=torch.float32)
+            block.fill_(float("nan"))
+            del block
 
     def device_name(self) -> str:
         import platform

@@ -96,6 +96,14 @@ class NvidiaBackend(Backend):
     def make_timer(self, settings: TimingSettings) -> Timer:
         return CudaEventTimer(settings)
 
+    def current_stream(self) -> object | None:
+        import torch
+
+        return torch.cuda.current_stream().cuda_stream
+
+    # No address-space limit: the CUDA driver reserves far more virtual memory than it uses,
+    # and RLIMIT_AS makes CUDA initialisation fail. Device memory is bounded by the card.
+
     def device_name(self) -> str:
         import torch
 

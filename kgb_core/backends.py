@@ -77,6 +77,18 @@ class Backend(ABC):
         """A human name for the device, recorded with every run."""
         return self.name
 
+    def current_stream(self) -> object | None:
+        """A handle of the stream work is queued on now; None where the device has no streams.
+
+        The worker takes it once as the harness's stream; a Triton launch on any other stream
+        hides from the timer and is refused.
+        """
+        return None
+
+    def worker_limits(self) -> dict[str, int]:
+        """rlimits for the worker process, by ``resource`` name (e.g. ``RLIMIT_AS``)."""
+        return {}
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

@@ -120,8 +120,7 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
     pending = [op for op in plan.operators
                if any(ResultKey(op.id, plan.backend.name, plan.method.name, sample) not in done
                       for sample in range(samples))]
-    with Evaluator(plan.backend.name, plan.backend.worker_environment(),
-                   evaluation_settings(plan.config)) as evaluator:
+    with Evaluator.for_backend(plan.backend, evaluation_settings(plan.config)) as evaluator:
         worker_info = evaluator.start()
         if run_id is None:
             run_id = store.start_run(description, describe_environment(registry, worker_info))
@@ -178,6 +177,6 @@ def evaluate_file(registry: Registry, op_id: str, source: str, backend: Backend,
                   settings: EvaluationSettings) -> EvalResult:
     """One candidate, one operator: what ``kgb eval`` does."""
     registry.operator(op_id)  # an unknown op fails here, before a worker starts
-    with Evaluator(backend.name, backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         return evaluator.evaluate(op_id, source, method="file")
 

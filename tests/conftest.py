@@ -27,7 +27,7 @@ def cpu_evaluator():
     """One worker for a module's checks: reuse is part of what is under test."""
     backend = load_registry().backend("cpu")
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
-    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         yield evaluator
 
 

@@ -45,7 +45,7 @@ def test_the_reference_kernel_passes_after_every_failure(cpu_evaluator, registry
 def test_crashes_restart_the_worker_but_wrong_answers_do_not(registry):
     backend = registry.backend("cpu")
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
-    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         evaluator.evaluate("aten.add", (KERNELS / "add_wrong_values.py").read_text())
         evaluator.evaluate("aten.relu", (KERNELS / "relu_torch_only.py").read_text())
         assert evaluator.worker_starts == 1
@@ -60,7 +60,7 @@ def test_crashes_restart_the_worker_but_wrong_answers_do_not(registry):
 def test_a_hanging_candidate_times_out_and_the_next_one_runs(registry):
     backend = registry.backend("cpu")
     settings = EvaluationSettings(seeds=(0,), timeout_s=5, timing=False)
-    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         hung = evaluator.evaluate("aten.relu", (KERNELS / "relu_hangs.py").read_text())
         assert hung.verdict == verdicts.TIMEOUT
         assert 5 <= hung.duration_s < 30
@@ -72,7 +72,7 @@ def test_timing_is_labelled_as_interpreter_time(registry):
     backend = registry.backend("cpu")
     settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True)
     spec = registry.operator("aten.add")
-    with Evaluator("cpu", backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         result = evaluator.evaluate(spec.id, spec.reference_kernel())
     assert result.passed, result.message
     assert result.timing_label == "interpreter-wallclock"
@@ -105,7 +105,7 @@ def test_a_backend_that_rules_out_every_case_fails_loudly(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(KERNELS.parent))
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
     spec = registry.operator("aten.relu")
-    with Evaluator("cpu_nofloats", backend.worker_environment(), settings) as evaluator:
+    with Evaluator.for_backend(backend, settings) as evaluator:
         result = evaluator.evaluate(spec.id, spec.reference_kernel())
     assert result.verdict == verdicts.SKIPPED_UNSUPPORTED
     assert "runs nothing" in result.message

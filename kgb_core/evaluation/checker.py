@@ -1,14 +1,26 @@
-"""Inside the worker: import a candidate, check it on every case, time it against the reference.
+"""Inside the worker: import a candidate, check it on every case, probe it for cheats, time it.
 
-Every trial gets fresh inputs from the operator's factory; the reference runs on its own copy
-of them, the candidate on another, and a third copy proves the candidate left its inputs alone.
-The first failing trial decides the verdict, and the check stops there.
+Order of one evaluation, each step able to end it with its verdict:
+1. the integrity guard records torch/triton/time/builtins/harness attributes, then the
+   candidate is imported under a fresh module name;
+2. every shown case x dtype x seed, then the held-out cases, each a *trial*: fresh inputs, free
+   memory poisoned with NaN, the call under the torch-op recorder with launches counted and
+   threads watched, then the integrity guard, output aliasing, input mutation, and only then the
+   reference, on its own copy of the inputs (so no expected output exists in memory during the
+   call) and the comparison;
+3. a rewritten-inputs trial: the same tensors called twice, with new values written into them
+   in between, so a result cached by identity, pointer or shape shows;
+4. ghost replay: one more call with every Triton launch a no-op, which must not come out right;
+5. timing of candidate and baseline on the same inputs, on the harness's stream, then the
+   guard again (a patched clock) and one more rewritten-inputs call (caching while timed).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -19,12 +31,23 @@ import torch
 from kgb_core.backends import Backend
 from kgb_core.candidates import ENTRY_POINT
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.compare import Comparison, compare_outputs
+from kgb_core.evaluation.compare import compare_outputs
+from kgb_core.evaluation.integrity import IntegrityGuard
 from kgb_core.evaluation.launches import LaunchCounter
+from kgb_core.evaluation.recorder import TorchOpRecorder
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.operators import InputContext, OperatorSpec, ShapeCase
 from kgb_core.stats import geometric_mean
 from kgb_core.timing import Timer
+
+# Seeds no shown trial uses, for the probes: their expected outputs never existed before.
+REWRITE_SEEDS = (7_000_003, 7_000_019)
+GHOST_SEED = 7_000_037
+AFTER_TIMING_SEED = 7_000_057
+
+# A heldout trial failing in one of these ways means the kernel was fitted to what it saw.
+_FITTING_FAILURES = frozenset({verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE,
+                               verdicts.RUNTIME_ERROR, verdicts.COMPILE_ERROR})
 
 
 @dataclass
@@ -52,6 +75,14 @@ def clone_tree(value: Any) -> Any:
     return value
 
 
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
 def _unchanged(now: Any, before: Any) -> bool:
     if isinstance(before, torch.Tensor):
         if (not isinstance(now, torch.Tensor) or now.shape != before.shape
@@ -65,12 +96,10 @@ def _unchanged(now: Any, before: Any) -> bool:
     return True
 
 
-def _nbytes(value: Any) -> int:
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
-    if isinstance(value, (list, tuple)):
-        return sum(_nbytes(v) for v in value)
-    return 0
+def _fingerprint(value: Any) -> tuple:
+    """Cheap identity of an output's values, to tell a stale output from a merely wrong one."""
+    return tuple((tuple(t.shape), str(t.dtype), float(t.double().sum()),
+                  float(t.double().abs().sum())) for t in _tensors(value))
 
 
 def _short_traceback(error: BaseException, candidate_path: str) -> str:
@@ -83,7 +112,7 @@ def _short_traceback(error: BaseException, candidate_path: str) -> str:
 
 
 def _classify(error: BaseException) -> str:
-    if isinstance(error, (MemoryError,)) or type(error).__name__ == "OutOfMemoryError":
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
         return verdicts.OOM
     names = {cls.__name__ for cls in type(error).__mro__}
     # Triton's interpreter wraps whatever a @triton.jit body raises in InterpreterError; those
@@ -91,19 +120,18 @@ def _classify(error: BaseException) -> str:
     # GPU, so both count as compile errors.
     if names & {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
         return verdicts.COMPILE_ERROR
-    if "out of memory" in str(error).lower():
+    text = str(error).lower()
+    if "out of memory" in text or "can't allocate memory" in text:
         return verdicts.OOM
     return verdicts.RUNTIME_ERROR
 
 
-_loaded = 0
+_module_numbers = itertools.count(1)  # an iterator, not an int: see integrity.py on state
 
 
 def load_kernel(path: str) -> Callable[..., Any]:
     """Import the candidate file under a fresh module name and return its ``kernel``."""
-    global _loaded
-    _loaded += 1
-    module_name = f"kgb_candidate_{_loaded}"
+    module_name = f"kgb_candidate_{next(_module_numbers)}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise CandidateFailure(verdicts.COMPILE_ERROR, f"cannot import {path}")
@@ -122,116 +150,254 @@ def load_kernel(path: str) -> Callable[..., Any]:
 
 
 class CandidateChecker:
-    def __init__(self, backend: Backend, device: str, timer: Timer, counter: LaunchCounter) -> None:
+    def __init__(self, backend: Backend, device: str, timer: Timer, counter: LaunchCounter,
+                 harness_stream: Any = None) -> None:
         self.backend = backend
         self.device = device
         self.timer = timer
         self.counter = counter
+        self.harness_stream = harness_stream
 
     def evaluate(self, spec: OperatorSpec, candidate_path: str, settings: CheckSettings) -> EvalResult:
         started = time.perf_counter()
         result = EvalResult(op=spec.id, backend=self.backend.name, verdict=verdicts.PASS)
+        self.path = candidate_path
+        self.guard = IntegrityGuard()
         try:
-            kernel = load_kernel(candidate_path)
-            self._check_correctness(spec, kernel, candidate_path, settings, result)
+            self.kernel = load_kernel(candidate_path)
+            self._check_integrity("while being imported")
+            first = self._check_correctness(spec, settings, result)
+            self._check_rewritten_inputs(spec, first, REWRITE_SEEDS, "on a repeated call")
+            self._ghost_replay(spec, first)
             if settings.timing:
-                self._time(spec, kernel, candidate_path, result)
+                self._time(spec, result)
         except CandidateFailure as failure:
             result.verdict, result.message = failure.verdict, failure.message
+        finally:
+            self.counter.ghost = False
         result.duration_s = time.perf_counter() - started
         return result
 
+    # -- one guarded call ------------------------------------------------------------------
+    def _check_integrity(self, when: str) -> None:
+        changed = self.guard.changes()
+        if changed:
+            raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
+                                   f"{', '.join(changed[:5])}")
+
+    def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
+        """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
+        self.backend.synchronize()
+        self.backend.poison_free_memory(2 * sum(t.numel() * t.element_size()
+                                                for t in _tensors(inputs)))
+        threads_before = set(threading.enumerate())
+        self.counter.reset()
+        self.counter.ghost = ghost
+        recorder = TorchOpRecorder()
+        try:
+            with recorder:
+                actual = self.kernel(*inputs)
+            self.backend.synchronize()
+        except CandidateFailure:
+            raise
+        except Exception as error:
+            raise CandidateFailure(_classify(error), _short_traceback(error, self.path)) from None
+        finally:
+            self.counter.ghost = False
+        self._check_integrity("during kernel(...)")
+        leftover = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+        if leftover:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   f"kernel(...) returned with {len(leftover)} thread(s) of its "
+                                   f"own still running ({leftover[0].name})")
+        foreign = {s for s in self.counter.streams if s != self.harness_stream}
+        if foreign:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   "a Triton kernel was launched on a stream other than the "
+                                   "harness's, where the timer cannot see it")
+        if self.counter.count == 0 and not ghost:
+            raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
+                                   "kernel(...) returned without launching a @triton.jit kernel")
+        if recorder.forbidden and not ghost:
+            raise CandidateFailure(verdicts.REFERENCE_USED,
+                                   f"torch computed during kernel(...): "
+                                   f"{', '.join(sorted(set(recorder.forbidden))[:5])}; only "
+                                   f"allocation, views and copies may be done with torch")
+        return actual
+
+    def _judge(self, spec: OperatorSpec, case: ShapeCase, dtype: str, inputs: list[Any],
+               pristine: list[Any], reference_inputs: list[Any], actual: Any) -> dict[str, Any]:
+        """Aliasing, input mutation and the comparison with the reference, as a trial record."""
+        protected = {t.untyped_storage().data_ptr() for i, value in enumerate(inputs)
+                     if i not in spec.mutated_args for t in _tensors(value) if t.numel()}
+        for tensor in _tensors(actual):
+            if tensor.numel() and tensor.untyped_storage().data_ptr() in protected:
+                return {"status": verdicts.OUTPUT_ALIASES_INPUT,
+                        "message": "the output shares memory with an input; "
+                                   f"{spec.id} returns a new tensor"}
+        for index, (now, before) in enumerate(zip(inputs, pristine)):
+            if index not in spec.mutated_args and not _unchanged(now, before):
+                return {"status": verdicts.INPUT_MUTATED,
+                        "message": f"argument {index} was modified, and {spec.id} does not "
+                                   f"write it"}
+        expected = spec.reference(*reference_inputs)
+        self.backend.synchronize()
+        tolerance = spec.tolerance(dtype, case.params)
+        comparison = compare_outputs(actual, expected, tolerance)
+        for index in spec.mutated_args:
+            comparison.absorb(compare_outputs(inputs[index], reference_inputs[index], tolerance,
+                                              where=f"argument {index} (written in place)"))
+        return {"status": comparison.verdict, "message": comparison.message,
+                "tolerance": {"rtol": tolerance.rtol, "atol": tolerance.atol},
+                "max_abs_error": comparison.max_abs_error,
+                "max_rel_error": comparison.max_rel_error}
+
+    def _trial(self, spec: OperatorSpec, case: ShapeCase, dtype: str, seed: int) -> tuple[dict[str, Any], Any]:
+        inputs = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
+        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
+        record: dict[str, Any] = {"case": case.name, "tier": case.tier, "dtype": dtype,
+                                  "seed": seed, "heldout": case.heldout}
+        if not case.heldout:
+            record["params"] = dict(case.params)
+        try:
+            actual = self._call(inputs)
+        except CandidateFailure as failure:
+            record.update(status=failure.verdict, message=failure.message)
+            return record, None
+        record["launches"] = self.counter.count
+        record.update(self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual))
+        return record, actual
+
     # -- correctness ---------------------------------------------------------------------
-    def _check_correctness(self, spec: OperatorSpec, kernel: Callable[..., Any], path: str,
-                           settings: CheckSettings, result: EvalResult) -> None:
+    def _runnable(self, spec: OperatorSpec, result: EvalResult) -> list[tuple[ShapeCase, str]]:
         quirks = self.backend.quirks
-        ran = 0
-        for case in spec.cases_in(quirks.case_tiers):
+        runnable = []
+        cases = spec.cases_in(quirks.case_tiers)
+        for case in sorted(cases, key=lambda c: c.heldout):  # shown cases first
             for dtype in spec.dtypes:
                 if dtype in quirks.skipped_dtypes:
                     result.cases.append({"case": case.name, "tier": case.tier, "dtype": dtype,
-                                         "status": "skipped",
+                                         "status": "skipped", "heldout": case.heldout,
                                          "message": quirks.skipped_dtypes[dtype]})
-                    continue
-                for seed in settings.seeds:
-                    record = self._check_trial(spec, kernel, path, case, dtype, seed)
-                    result.cases.append(record)
-                    ran += 1
-                    if record["status"] != verdicts.PASS:
-                        result.failing_case = record
-                        raise CandidateFailure(record["status"], record["message"])
-        if ran == 0:
+                else:
+                    runnable.append((case, dtype))
+        if not runnable:
             raise CandidateFailure(
                 verdicts.SKIPPED_UNSUPPORTED,
                 f"no case of {spec.id} can run on backend {self.backend.name} (tiers "
                 f"{list(quirks.case_tiers)}, skipped dtypes {sorted(quirks.skipped_dtypes)}); "
                 f"a check that runs nothing is not a pass")
+        return runnable
 
-    def _check_trial(self, spec: OperatorSpec, kernel: Callable[..., Any], path: str,
-                     case: ShapeCase, dtype: str, seed: int) -> dict[str, Any]:
-        record: dict[str, Any] = {"case": case.name, "tier": case.tier, "dtype": dtype,
-                                  "seed": seed, "params": dict(case.params)}
-        tolerance = spec.tolerance(dtype, case.params)
-        record["tolerance"] = {"rtol": tolerance.rtol, "atol": tolerance.atol}
-        inputs = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
+    def _check_correctness(self, spec: OperatorSpec, settings: CheckSettings,
+                           result: EvalResult) -> tuple[ShapeCase, str]:
+        """Every runnable trial; returns the first shown (case, dtype) for the probes."""
+        runnable = self._runnable(spec, result)
+        seen_outputs: set[tuple] = set()
+        for case, dtype in runnable:
+            for seed in settings.seeds:
+                record, actual = self._trial(spec, case, dtype, seed)
+                if (record["status"] == verdicts.WRONG_OUTPUT and actual is not None
+                        and _fingerprint(actual) in seen_outputs):
+                    record.update(status=verdicts.STALE_OUTPUT,
+                                  message="kernel(...) returned an earlier call's output for "
+                                          "new inputs: " + record["message"])
+                if case.heldout and record["status"] in _FITTING_FAILURES:
+                    record.update(status=verdicts.HELDOUT_FAILED,
+                                  message=f"every shown case passed, but a held-out case failed "
+                                          f"({record['status']}); its details are withheld so "
+                                          f"that they cannot be fitted")
+                    record.pop("max_abs_error", None)
+                result.cases.append(record)
+                if record["status"] != verdicts.PASS:
+                    result.failing_case = record
+                    raise CandidateFailure(record["status"], record["message"])
+                if actual is not None:
+                    seen_outputs.add(_fingerprint(actual))
+        shown = [(c, d) for c, d in runnable if not c.heldout]
+        return shown[0] if shown else runnable[0]
+
+    def _check_rewritten_inputs(self, spec: OperatorSpec, first: tuple[ShapeCase, str],
+                                seeds: tuple[int, int], when: str) -> None:
+        """Call on inputs, write new values into the same tensors, call again: must follow."""
+        case, dtype = first
+        inputs = list(spec.make_inputs(InputContext(case, dtype, seeds[0], self.device)))
+        self._call(list(inputs))
+        fresh = list(spec.make_inputs(InputContext(case, dtype, seeds[1], self.device)))
+        for target, values in zip(_tensors(inputs), _tensors(fresh)):
+            target.copy_(values)
+        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
+        actual = self._call(inputs)
+        record = self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual)
+        if record["status"] == verdicts.WRONG_OUTPUT:
+            raise CandidateFailure(verdicts.STALE_OUTPUT,
+                                   f"{when} with new values written into the same input tensors "
+                                   f"the output did not follow: {record['message']}")
+        if record["status"] != verdicts.PASS:
+            raise CandidateFailure(record["status"], f"{when}: {record['message']}")
+
+    def _ghost_replay(self, spec: OperatorSpec, first: tuple[ShapeCase, str]) -> None:
+        case, dtype = first
+        inputs = list(spec.make_inputs(InputContext(case, dtype, GHOST_SEED, self.device)))
         reference_inputs = clone_tree(inputs)
-        pristine = clone_tree(inputs)
-        expected = spec.reference(*reference_inputs)
-        self.backend.synchronize()
-        self.backend.poison_free_memory(2 * _nbytes(expected))
-        self.counter.reset()
         try:
-            actual = kernel(*inputs)
-            self.backend.synchronize()
-        except Exception as error:
-            record.update(status=_classify(error), message=_short_traceback(error, path))
-            return record
-        record["launches"] = self.counter.count
-        if self.counter.count == 0:
-            record.update(status=verdicts.NO_TRITON_LAUNCH,
-                          message="kernel(...) returned without launching a @triton.jit kernel")
-            return record
-        for index, (now, before) in enumerate(zip(inputs, pristine)):
-            if index not in spec.mutated_args and not _unchanged(now, before):
-                record.update(status=verdicts.INPUT_MUTATED,
-                              message=f"argument {index} was modified, and {spec.id} does not "
-                                      f"write it")
-                return record
-        comparison = compare_outputs(actual, expected, tolerance)
-        for index in spec.mutated_args:
-            comparison.absorb(compare_outputs(inputs[index], reference_inputs[index], tolerance,
-                                              where=f"argument {index} (written in place)"))
-        record.update(status=comparison.verdict, message=comparison.message,
-                      max_abs_error=comparison.max_abs_error,
-                      max_rel_error=comparison.max_rel_error)
-        return record
+            actual = self._call(inputs, ghost=True)
+        except CandidateFailure as failure:
+            if failure.verdict in (verdicts.TAMPERING, verdicts.DEFERRED_WORK):
+                raise
+            return  # crashing without its kernels is what a real kernel does
+        expected = spec.reference(*reference_inputs)
+        comparison = compare_outputs(actual, expected, spec.tolerance(dtype, case.params))
+        if comparison.ok:
+            raise CandidateFailure(verdicts.GHOST_REPLAY_MATCHED,
+                                   "with every Triton launch made a no-op, kernel(...) still "
+                                   "returned the right output: the result does not come from "
+                                   "its Triton kernels")
 
     # -- timing -------------------------------------------------------------------------
-    def _time(self, spec: OperatorSpec, kernel: Callable[..., Any], path: str,
-              result: EvalResult) -> None:
+    def _time(self, spec: OperatorSpec, result: EvalResult) -> None:
         quirks = self.backend.quirks
-        for case in spec.cases_in(quirks.timed_tiers):
-            for dtype in spec.dtypes:
-                if dtype in quirks.skipped_dtypes:
-                    continue
-                inputs = list(spec.make_inputs(InputContext(case, dtype, 0, self.device)))
-                reference_inputs = clone_tree(inputs)
-                try:
-                    candidate = self.timer.measure(lambda: kernel(*inputs))
-                except Exception as error:
-                    raise CandidateFailure(_classify(error), "while timing: "
-                                           + _short_traceback(error, path)) from None
-                baseline = spec.timing_baseline
-                reference = self.timer.measure(lambda: baseline(*reference_inputs))
-                result.timings.append({
-                    "case": case.name, "tier": case.tier, "dtype": dtype,
-                    "candidate": candidate.to_dict(), "reference": reference.to_dict(),
-                    "speedup": reference.median_ms / candidate.median_ms
-                    if candidate.median_ms > 0 else None,
-                })
+        timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
+                 for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+        kernel, baseline = self.kernel, spec.timing_baseline
+        for case, dtype in timed:
+            inputs = list(spec.make_inputs(InputContext(case, dtype, 0, self.device)))
+            reference_inputs = clone_tree(inputs)
+            self.counter.reset()
+            try:
+                candidate = self.timer.measure(lambda: kernel(*inputs))
+            except Exception as error:
+                raise CandidateFailure(_classify(error), "while timing: "
+                                       + _short_traceback(error, self.path)) from None
+            self._check_integrity("while being timed")
+            if {s for s in self.counter.streams if s != self.harness_stream}:
+                raise CandidateFailure(verdicts.DEFERRED_WORK, "while being timed, a Triton "
+                                       "kernel was launched on a stream other than the harness's")
+            reference = self.timer.measure(lambda: baseline(*reference_inputs))
+            result.timings.append({
+                "case": case.name, "tier": case.tier, "dtype": dtype,
+                "candidate": candidate.to_dict(), "reference": reference.to_dict(),
+                "speedup": reference.median_ms / candidate.median_ms
+                if candidate.median_ms > 0 else None,
+            })
+            self._check_after_timing(spec, case, dtype, inputs)
         result.timing_label = self.timer.label
         if result.timings:
             result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in result.timings)
             result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in result.timings)
             result.speedup = geometric_mean(t["speedup"] for t in result.timings)
 
+    def _check_after_timing(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
+                            inputs: list[Any]) -> None:
+        """The timed inputs get new values: an output cached while being timed shows here."""
+        fresh = list(spec.make_inputs(InputContext(case, dtype, AFTER_TIMING_SEED, self.device)))
+        for target, values in zip(_tensors(inputs), _tensors(fresh)):
+            target.copy_(values)
+        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
+        actual = self._call(inputs)
+        record = self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual)
+        if record["status"] != verdicts.PASS:
+            verdict = (verdicts.STALE_OUTPUT if record["status"] == verdicts.WRONG_OUTPUT
+                       else record["status"])
+            raise CandidateFailure(verdict, "after timing, with new values in the timed inputs: "
+                                   + record["message"])

@@ -8,6 +8,7 @@ since importing torch and triton costs seconds, and replaced after any fault
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -20,12 +21,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.errors import UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgb_core.backends import Backend
 
 # Names of variables that look like credentials; a worker never sees them (a candidate could
 # otherwise read an API key and send it anywhere its code can reach).
@@ -54,13 +58,41 @@ class WorkerTimedOut(Exception):
     pass
 
 
-def worker_environment(backend_env: dict[str, str], backend_name: str) -> dict[str, str]:
+def worker_environment(backend_env: dict[str, str], backend_name: str,
+                       scratch: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
+    if scratch is not None:
+        # Files a candidate makes by default land in its scratch folder. Triton's cache stays
+        # where it was, so a new worker does not recompile every kernel.
+        env.setdefault("TRITON_CACHE_DIR", str(Path.home() / ".triton" / "cache"))
+        for name in ("HOME", "TMPDIR", "TMP", "TEMP"):
+            env[name] = str(scratch)
     env.update(backend_env)
     env["KGB_WORKER_BACKEND"] = backend_name
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
+
+
+# Limits every worker gets: no core files (a crashing candidate must not fill the disk) and
+# no file larger than 1 GiB.
+BASE_LIMITS = {"RLIMIT_CORE": 0, "RLIMIT_FSIZE": 1 << 30}
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    """Runs in the child between fork and exec; a limit the OS refuses is left as it was."""
+    import resource
+
+    for name, value in {**BASE_LIMITS, **limits}.items():
+        which = getattr(resource, name, None)
+        if which is None:
+            continue
+        _, hard = resource.getrlimit(which)
+        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -78,17 +110,18 @@ class WorkerProcess:
     """One child process and the pipe its messages come back on."""
 
     def __init__(self, backend_name: str, backend_env: dict[str, str], scratch: Path,
-                 startup_timeout_s: float) -> None:
+                 startup_timeout_s: float, limits: dict[str, int] | None = None) -> None:
         self.scratch = scratch
         self.log_path = scratch / f"worker-{time.time_ns()}.log"
         self._log = open(self.log_path, "wb")
         read_fd, write_fd = os.pipe()
-        env = worker_environment(backend_env, backend_name)
+        env = worker_environment(backend_env, backend_name, scratch)
         env["KGB_RESULT_FD"] = str(write_fd)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kgb_core.evaluation.worker"],
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
             pass_fds=(write_fd,), env=env, cwd=str(scratch), start_new_session=True,
+            preexec_fn=functools.partial(apply_limits, limits or {}),
         )
         os.close(write_fd)
         self._read_fd = read_fd
@@ -175,15 +208,21 @@ class Evaluator:
     """Evaluates candidate sources for one backend; owns the worker and the scratch folder."""
 
     def __init__(self, backend_name: str, backend_env: dict[str, str],
-                 settings: EvaluationSettings) -> None:
+                 settings: EvaluationSettings, limits: dict[str, int] | None = None) -> None:
         self.backend_name = backend_name
         self.backend_env = backend_env
+        self.limits = limits or {}
         self.settings = settings
         self.scratch = Path(tempfile.mkdtemp(prefix=f"kgb-{backend_name}-"))
         self._worker: WorkerProcess | None = None
         self._jobs = 0
         self.worker_starts = 0
         self.worker_info: dict[str, Any] = {}
+
+    @classmethod
+    def for_backend(cls, backend: "Backend", settings: EvaluationSettings) -> "Evaluator":
+        """An evaluator with the backend's worker environment and limits."""
+        return cls(backend.name, backend.worker_environment(), settings, backend.worker_limits())
 
     def __enter__(self) -> "Evaluator":
         return self
@@ -199,7 +238,7 @@ class Evaluator:
     def _ensure_worker(self) -> WorkerProcess:
         if self._worker is None:
             self._worker = WorkerProcess(self.backend_name, self.backend_env, self.scratch,
-                                         self.settings.startup_timeout_s)
+                                         self.settings.startup_timeout_s, self.limits)
             self.worker_starts += 1
             self.worker_info = self._worker.info
         return self._worker

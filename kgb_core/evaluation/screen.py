@@ -1,6 +1,13 @@
 """The static screen: what can be refused before a candidate runs at all.
 
-A first filter, never the only one: everything it lets through is still checked by running.
+A first filter, never the only one: everything it lets through is still checked by running
+(the op recorder, the integrity guard, ghost replay). It refuses, with the offending line:
+imports of the harness, the reference or escape hatches (process, FFI, frame and GC access);
+``exec``/``eval`` and friends; attribute tricks that reach torch's op tables or an object's
+internals; assignments to attributes of imported modules (monkeypatching); CUDA graph capture;
+and module-level result caches (a module-level container written from a function, ``global``,
+memoizing decorators). Published anti-hack scanners refuse the same families
+(shared/inventory/kernelgenbench-facts.md, section 3, layer L1).
 """
 
 from __future__ import annotations
@@ -15,12 +22,199 @@ from kgb_core.evaluation import verdicts
 # harness's memory or store).
 MAX_SOURCE_BYTES = 1_000_000
 
+# Top-level module names a kernel never needs, and why they are refused.
+FORBIDDEN_IMPORTS = {
+    "kgb_core": "the harness", "kgb_sources": "the reference implementations",
+    "kgb_methods": "the harness", "kgb_backends": "the harness", "vllm": "the reference (vLLM)",
+    "cupy": "a vendor library", "ctypes": "raw memory access", "cffi": "raw memory access",
+    "subprocess": "other processes", "multiprocessing": "other processes",
+    "threading": "work the timer cannot see", "concurrent": "work the timer cannot see",
+    "asyncio": "work the timer cannot see", "signal": "the harness's signals",
+    "socket": "the network", "gc": "the harness's objects", "inspect": "the harness's frames",
+    "sys": "the harness's modules and frames", "importlib": "hidden imports",
+    "builtins": "monkeypatching builtins", "pickle": "hidden code", "marshal": "hidden code",
+    "shutil": "the file system", "tempfile": "the file system",
+}
+FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
+                   "breakpoint", "open", "input", "setattr", "delattr"}
+FORBIDDEN_ATTRIBUTES = {
+    "__dict__", "__globals__", "__builtins__", "__code__", "__closure__", "__subclasses__",
+    "__bases__", "__mro__", "__class__", "__getattribute__", "__reduce__", "tb_frame", "f_back",
+    "f_locals", "f_globals", "gi_frame", "cr_frame", "_getframe",
+}
+# Attribute chains (after resolving import aliases) that reach torch's op tables, its C
+# internals, dispatch-mode control or graph capture.
+FORBIDDEN_CHAINS = (
+    "torch.ops", "torch._C", "torch._ops", "torch.library", "torch.utils._python_dispatch",
+    "torch.overrides", "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.graphs",
+    "torch.cuda.make_graphed_callables", "torch.compile", "torch._dynamo", "torch._inductor",
+    "torch.jit", "torch.backends", "triton.runtime.jit.JITFunction", "triton.testing",
+    "os.environ", "os.system", "os.popen", "os.fork", "os.kill", "os.exec", "os.spawn",
+)
+MEMOIZERS = {"lru_cache", "cache", "cached_property"}
+MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "__setitem__",
+            "pop", "popitem", "clear"}
+CONTAINER_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter",
+                   "WeakValueDictionary", "WeakKeyDictionary"}
+
 
 @dataclass(frozen=True)
 class ScreenFinding:
     verdict: str
     message: str
     line: int | None = None
+
+
+class _Refusal(Exception):
+    def __init__(self, message: str, node: ast.AST) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = getattr(node, "lineno", None)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _Screen(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}  # local name -> the module path it stands for
+        self.module_containers: set[str] = set()
+
+    # -- imports -----------------------------------------------------------------------------
+    def _check_module(self, name: str, node: ast.AST) -> None:
+        root = name.split(".")[0]
+        if root in FORBIDDEN_IMPORTS:
+            raise _Refusal(f"imports {name} ({FORBIDDEN_IMPORTS[root]})", node)
+        self._check_chain(name, node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._check_module(alias.name, node)
+            self.aliases[alias.asname or alias.name.split(".")[0]] = (
+                alias.name if alias.asname else alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            raise _Refusal("uses a relative import (a candidate is one file)", node)
+        module = node.module or ""
+        self._check_module(module, node)
+        for alias in node.names:
+            self._check_module(f"{module}.{alias.name}", node)
+            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+
+    # -- names, calls, attributes ----------------------------------------------------------
+    def _resolve(self, node: ast.AST) -> str | None:
+        dotted = _dotted(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self.aliases.get(head, head)
+        return f"{base}.{rest}" if rest else base
+
+    def _check_chain(self, chain: str, node: ast.AST) -> None:
+        for forbidden in FORBIDDEN_CHAINS:
+            if chain == forbidden or chain.startswith(forbidden + "."):
+                raise _Refusal(f"reaches {forbidden}", node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FORBIDDEN_ATTRIBUTES:
+            raise _Refusal(f"reads the internal attribute {node.attr}", node)
+        chain = self._resolve(node)
+        if chain:
+            self._check_chain(chain, node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in ("__builtins__", "__loader__", "__spec__"):
+            raise _Refusal(f"uses {node.id}", node)
+        chain = self.aliases.get(node.id)
+        if chain:
+            self._check_chain(chain, node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+            raise _Refusal(f"calls {node.func.id}()", node)
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr":
+            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
+                raise _Refusal("calls getattr with a computed attribute name", node)
+            if str(node.args[1].value) in FORBIDDEN_ATTRIBUTES:
+                raise _Refusal(f"reads the internal attribute {node.args[1].value}", node)
+            target = self._resolve(node.args[0])
+            if target:
+                self._check_chain(f"{target}.{node.args[1].value}", node)
+        self.generic_visit(node)
+
+    # -- monkeypatching and caches ---------------------------------------------------------
+    def _check_store(self, target: ast.AST, node: ast.AST, in_function: bool) -> None:
+        if isinstance(target, ast.Attribute):
+            root = _dotted(target)
+            head = root.split(".")[0] if root else None
+            if head in self.aliases:
+                raise _Refusal(f"assigns to {root} (monkeypatching an imported module)", node)
+        if isinstance(target, ast.Subscript) and in_function:
+            name = _dotted(target.value)
+            if name in self.module_containers:
+                raise _Refusal(f"writes into the module-level container {name} from a function "
+                               f"(a result cache)", node)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_store(element, node, in_function)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        raise _Refusal(f"declares global {', '.join(node.names)} (state kept across calls)", node)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        raise _Refusal(f"declares nonlocal {', '.join(node.names)} (state kept across calls)", node)
+
+
+def _is_container(value: ast.AST) -> bool:
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func) or ""
+        return name.split(".")[-1] in CONTAINER_CALLS
+    return False
+
+
+def _scan(tree: ast.Module) -> None:
+    screen = _Screen()
+    for node in tree.body:  # module-level containers are the candidates for result caches
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if _is_container(node.value):
+                screen.module_containers.update(t.id for t in targets if isinstance(t, ast.Name))
+    screen.visit(tree)
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        for decorator in getattr(function, "decorator_list", []):
+            name = (_dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+                    or "").split(".")[-1]
+            if name in MEMOIZERS:
+                raise _Refusal(f"memoizes {getattr(function, 'name', 'a function')} with "
+                               f"@{name} (a result cache)", decorator)
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    screen._check_store(target, node, in_function=True)
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in MUTATORS
+                    and _dotted(node.func.value) in screen.module_containers):
+                raise _Refusal(f"mutates the module-level container {_dotted(node.func.value)} "
+                               f"from a function (a result cache)", node)
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                screen._check_store(target, node, in_function=False)
 
 
 def screen_source(source: str) -> ScreenFinding | None:
@@ -47,4 +241,9 @@ def screen_source(source: str) -> ScreenFinding | None:
         return ScreenFinding(verdicts.SCREEN_REJECTED,
                              f"no top-level `{ENTRY_POINT}` is defined (the candidate contract "
                              f"asks for `def {ENTRY_POINT}(...)`)")
+    try:
+        _scan(tree)
+    except _Refusal as refusal:
+        return ScreenFinding(verdicts.SCREEN_REJECTED,
+                             f"{refusal.message} (line {refusal.line})", refusal.line)
     return None

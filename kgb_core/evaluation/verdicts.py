@@ -12,6 +12,13 @@ WRONG_SHAPE_OR_DTYPE = "wrong_shape_or_dtype"
 NO_TRITON_LAUNCH = "no_triton_launch"
 INPUT_MUTATED = "input_mutated"
 SKIPPED_UNSUPPORTED = "skipped_unsupported"
+REFERENCE_USED = "reference_used"
+TAMPERING = "tampering"
+STALE_OUTPUT = "stale_output"
+DEFERRED_WORK = "deferred_work"
+OUTPUT_ALIASES_INPUT = "output_aliases_input"
+HELDOUT_FAILED = "heldout_failed"
+GHOST_REPLAY_MATCHED = "ghost_replay_matched"
 HARNESS_ERROR = "harness_error"
 NO_CANDIDATE = "no_candidate"
 
@@ -28,13 +35,27 @@ DESCRIPTIONS = {
     WRONG_SHAPE_OR_DTYPE: "the output's structure, shape or dtype differs from the reference's",
     NO_TRITON_LAUNCH: "kernel(...) returned without launching any @triton.jit kernel",
     INPUT_MUTATED: "an input the operator must not write was changed",
+    REFERENCE_USED: "torch computed the result: an aten op other than allocation, views and "
+                    "copies ran during kernel(...)",
+    TAMPERING: "the candidate replaced an attribute of torch, triton, time, builtins or the "
+               "harness (a comparison, a timer, the launch hook)",
+    STALE_OUTPUT: "the output did not follow new input values (a result cached across calls, "
+                  "keyed on identity, pointer or shape)",
+    DEFERRED_WORK: "work left running after kernel(...) returned (a thread, or a launch on a "
+                   "stream other than the harness's) where the timer cannot see it",
+    OUTPUT_ALIASES_INPUT: "the output shares memory with an input the operator does not write",
+    HELDOUT_FAILED: "every shown case passed but a held-out case (never shown in prompts) failed",
+    GHOST_REPLAY_MATCHED: "with every Triton launch turned into a no-op the output was still "
+                          "right: the Triton kernels were not doing the work",
     SKIPPED_UNSUPPORTED: "no case could run on this backend (its quirks rule them all out)",
     NO_CANDIDATE: "the method produced no candidate (it failed, or has none for this operator)",
     HARNESS_ERROR: "the harness itself failed on this candidate (a bug: please report it)",
 }
 
 # After these the worker process is not trusted any more and is replaced: it may be hung,
-# dead, out of memory, or (on CUDA) holding a poisoned context after an illegal access.
-RESTART_WORKER_AFTER = frozenset({TIMEOUT, CRASHED, OOM, RUNTIME_ERROR, HARNESS_ERROR})
+# dead, out of memory, (on CUDA) holding a poisoned context after an illegal access, patched
+# by the candidate, or running the candidate's leftover threads.
+RESTART_WORKER_AFTER = frozenset({TIMEOUT, CRASHED, OOM, RUNTIME_ERROR, HARNESS_ERROR,
+                                  TAMPERING, DEFERRED_WORK})
 
 ALL = tuple(DESCRIPTIONS)

@@ -40,8 +40,10 @@ def main() -> int:
         from kgb_core.evaluation.launches import LaunchCounter
         from kgb_core.timing import TimingSettings
 
-        counter = LaunchCounter()
+        counter = LaunchCounter(stream_probe=backend.current_stream
+                                if backend.current_stream() is not None else None)
         counter.install()
+        harness_stream = backend.current_stream()
     except Exception as error:  # the harness turns this into a clear error for the user
         _send(channel, {"type": "startup_failed", "error": f"{type(error).__name__}: {error}",
                         "traceback": traceback.format_exc()})
@@ -70,7 +72,8 @@ def main() -> int:
                 settings = TimingSettings.from_mapping(job.get("timing_settings") or {},
                                                        backend.default_timing)
                 timers[timing_key] = backend.make_timer(settings)
-            checker = CandidateChecker(backend, device, timers[timing_key], counter)
+            checker = CandidateChecker(backend, device, timers[timing_key], counter,
+                                       harness_stream)
             result = checker.evaluate(spec, job["candidate_path"],
                                       CheckSettings(seeds=job["seeds"], timing=job["timing"]))
             _send(channel, {"type": "result", "job": job["job"], "result": result.to_dict()})

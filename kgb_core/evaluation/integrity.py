@@ -1,0 +1,104 @@
+"""The integrity guard: did the candidate replace something the verdict depends on?
+
+Before a candidate is imported, the worker records the identity of each attribute a cheat
+would patch: torch's comparison, allocation, random and CUDA timing functions, every method
+of ``torch.Tensor``, the clocks in ``time``, ``builtins``, Triton's launch entry points (which
+carry kgb's launch counter) and every attribute of every loaded kgb module. After the import
+and after every call the record is compared; a replaced or removed attribute is tampering.
+
+Only named attributes of torch's own modules are guarded, not their whole namespace: torch
+sets some module attributes lazily at run time (``torch.cuda._initialized``, caches), which
+would read as tampering. kgb's own modules therefore keep no mutable module-level state.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+# Not torch.manual_seed: importing torch._dynamo (which torch does lazily) rebinds it.
+_TORCH_FUNCTIONS = (
+    "allclose", "equal", "isclose", "isfinite", "isnan", "isinf", "where", "abs", "empty",
+    "empty_like", "empty_strided", "zeros", "zeros_like", "full", "full_like", "randn", "rand",
+    "randint", "Generator", "tensor", "as_strided",
+)
+_TORCH_CUDA_FUNCTIONS = ("synchronize", "current_stream", "Event", "Stream", "stream",
+                         "set_stream", "empty_cache", "is_available", "device_count")
+_CUDA_EVENT_METHODS = ("record", "synchronize", "elapsed_time", "wait", "query")
+_TIME_FUNCTIONS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time",
+                   "time_ns", "process_time", "sleep")
+_HARNESS_PACKAGES = ("kgb_core", "kgb_backends", "kgb_sources", "kgb_methods")
+
+
+def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
+    """(owner name, owner, attribute names or None for every attribute)."""
+    import builtins
+    import time
+
+    import torch
+    import triton
+    from triton.runtime.jit import JITFunction
+
+    guarded: list[tuple[str, Any, tuple[str, ...] | None]] = [
+        ("builtins", builtins, None),
+        ("time", time, _TIME_FUNCTIONS),
+        ("torch", torch, _TORCH_FUNCTIONS),
+        ("torch.Tensor", torch.Tensor, None),
+        ("torch.testing", torch.testing, ("assert_close",)),
+        ("torch.cuda", torch.cuda, _TORCH_CUDA_FUNCTIONS),
+        ("torch.cuda.Event", torch.cuda.Event, _CUDA_EVENT_METHODS),
+        ("triton", triton, ("jit", "autotune", "heuristics", "cdiv")),
+        ("triton.runtime.jit.JITFunction", JITFunction, ("run", "__getitem__")),
+    ]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+        pass
+    else:
+        guarded.append(("triton.runtime.interpreter.InterpretedFunction", InterpretedFunction,
+                        ("run", "__getitem__")))
+    try:
+        import triton.testing as triton_testing
+    except ImportError:  # pragma: no cover
+        pass
+    else:
+        guarded.append(("triton.testing", triton_testing, ("do_bench",)))
+    for name, module in sorted(sys.modules.items()):
+        if name.split(".")[0] in _HARNESS_PACKAGES and module is not None:
+            guarded.append((name, module, None))
+    return guarded
+
+
+def _read(owner: Any, names: tuple[str, ...] | None) -> dict[str, Any]:
+    if names is None:
+        try:
+            return dict(vars(owner))
+        except TypeError:
+            return {}
+    missing = object()
+    values = {name: getattr(owner, name, missing) for name in names}
+    return {name: value for name, value in values.items() if value is not missing}
+
+
+class IntegrityGuard:
+    def __init__(self) -> None:
+        self._guarded = _guarded()
+        # The original objects are kept alive, so a replacement can never reuse their id().
+        self._before = {name: _read(owner, names) for name, owner, names in self._guarded}
+
+    def changes(self) -> list[str]:
+        """Attributes replaced, removed or (on whole namespaces) added, as ``owner.name``."""
+        changed = []
+        for name, owner, names in self._guarded:
+            before = self._before[name]
+            now = _read(owner, names)
+            for key, value in before.items():
+                if key not in now:
+                    changed.append(f"{name}.{key} (removed)")
+                elif now[key] is not value:
+                    changed.append(f"{name}.{key}")
+            if names is None:
+                for key in now.keys() - before.keys():
+                    if name != "builtins" or key != "_":
+                        changed.append(f"{name}.{key} (added)")
+        return changed
