@@ -23,6 +23,9 @@ GATHER_CASES = (
     ShapeCase("middle_3d", {"x": (5, 17, 11), "index": (4, 9, 11), "dim": 1}),
     ShapeCase("negative_dim_transposed", {"x": (30, 26), "index": (26, 12), "dim": -1,
                                           "transposed": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_4d_dim2", {"x": (3, 4, 13, 7), "index": (2, 4, 19, 5), "dim": 2},
+              heldout=True),
     ShapeCase("logits_topk", {"x": (4096, 32000), "index": (4096, 256), "dim": 1}, tier=LARGE),
     ShapeCase("rows_dim0", {"x": (16384, 4096), "index": (8192, 4096), "dim": 0}, tier=LARGE),
 )
@@ -34,6 +37,8 @@ INDEX_SELECT_CASES = (
     ShapeCase("columns", {"x": (13, 40), "dim": 1, "n_index": 25}),
     ShapeCase("middle_3d", {"x": (5, 17, 11), "dim": 1, "n_index": 30}),
     ShapeCase("transposed_rows", {"x": (24, 31), "dim": 0, "n_index": 40, "transposed": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_last_dim_3d", {"x": (6, 5, 19), "dim": -1, "n_index": 23}, heldout=True),
     ShapeCase("rows_32k", {"x": (32768, 1024), "dim": 0, "n_index": 16384}, tier=LARGE),
     ShapeCase("kv_pages", {"x": (64, 4096, 128), "dim": 1, "n_index": 2048}, tier=LARGE),
 )
@@ -43,6 +48,8 @@ EMBEDDING_CASES = (
     ShapeCase("batch_tokens", {"weight": (50, 33), "indices": (4, 7)}),
     ShapeCase("flat_tokens", {"weight": (1000, 64), "indices": (17,)}),
     ShapeCase("wide_rows_3d", {"weight": (20, 1100), "indices": (2, 3, 2)}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_repeats_3d", {"weight": (13, 97), "indices": (2, 3, 5)}, heldout=True),
     ShapeCase("llama3_1b", {"weight": (128256, 2048), "indices": (8, 2048)}, tier=LARGE),
     ShapeCase("llama2_7b", {"weight": (32000, 4096), "indices": (8, 2048)}, tier=LARGE),
 )

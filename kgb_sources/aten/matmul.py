@@ -21,6 +21,9 @@ MM_CASES = (
     ShapeCase("square_64", {"m": 64, "k": 64, "n": 64}),
     ShapeCase("skinny_m1", {"m": 1, "k": 80, "n": 45}),
     ShapeCase("b_transposed", {"m": 33, "k": 48, "n": 70, "b_transposed": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_a_transposed", {"m": 5, "k": 77, "n": 19, "a_transposed": True},
+              heldout=True),
     ShapeCase("square_4096", {"m": 4096, "k": 4096, "n": 4096}, tier=LARGE),
     # Ragged at GPU tile sizes too; on an H200 cuBLAS reduces this bf16 product in bf16 unless
     # told not to (see NvidiaBackend.setup): this case guards that setting.
@@ -36,6 +39,9 @@ ADDMM_CASES = (
     ShapeCase("square_64_full_bias", {"m": 64, "k": 64, "n": 64, "bias": "full"}),
     ShapeCase("skinny_m3", {"m": 3, "k": 70, "n": 50, "bias": "row"}),
     ShapeCase("a_transposed", {"m": 40, "k": 36, "n": 33, "bias": "row", "a_transposed": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_full_bias_b_transposed",
+              {"m": 21, "k": 43, "n": 11, "bias": "full", "b_transposed": True}, heldout=True),
     ShapeCase("linear_4096", {"m": 4096, "k": 4096, "n": 4096, "bias": "row"}, tier=LARGE),
     ShapeCase("llm_mlp_up", {"m": 2048, "k": 4096, "n": 14336, "bias": "row"}, tier=LARGE),
     ShapeCase("decode_m16", {"m": 16, "k": 4096, "n": 4096, "bias": "row"}, tier=LARGE),
@@ -46,6 +52,9 @@ BMM_CASES = (
     ShapeCase("square_64", {"batch": 2, "m": 64, "k": 64, "n": 64}),
     ShapeCase("skinny_m1", {"batch": 4, "m": 1, "k": 40, "n": 33}),
     ShapeCase("b_transposed", {"batch": 2, "m": 30, "k": 48, "n": 20, "b_transposed": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_a_transposed",
+              {"batch": 5, "m": 9, "k": 67, "n": 23, "a_transposed": True}, heldout=True),
     ShapeCase("attention_scores", {"batch": 32, "m": 512, "k": 128, "n": 512}, tier=LARGE),
     ShapeCase("square_1024", {"batch": 8, "m": 1024, "k": 1024, "n": 1024}, tier=LARGE),
 )

@@ -16,6 +16,8 @@ NORM_CASES = (
     ShapeCase("odd_3d", {"shape": (4, 9, 1000), "eps": 1e-6}),
     ShapeCase("small_scale", {"shape": (24, 257), "eps": 1e-5, "scale": 0.01}),
     ShapeCase("long_row", {"shape": (3, 2053), "eps": 1e-6}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_4d", {"shape": (2, 3, 5, 181), "eps": 1e-4}, heldout=True),
     ShapeCase("llm_tokens", {"shape": (16384, 4096), "eps": 1e-5}, tier=LARGE),
     ShapeCase("llm_wide", {"shape": (4096, 8192), "eps": 1e-6}, tier=LARGE),
 )

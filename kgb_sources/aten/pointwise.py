@@ -14,6 +14,8 @@ UNARY_CASES = (
     ShapeCase("odd_2d", {"shape": (37, 129)}),
     ShapeCase("transposed", {"shape": (33, 64), "transposed": True}),
     ShapeCase("prime_3d", {"shape": (3, 17, 61)}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_4d", {"shape": (2, 7, 11, 13)}, heldout=True),
     ShapeCase("llm_hidden", {"shape": (4096, 4096)}, tier=LARGE),
     ShapeCase("vision_4d", {"shape": (16, 128, 64, 60)}, tier=LARGE),
 )
@@ -109,6 +111,9 @@ BINARY_CASES = (
     ShapeCase("row_broadcast", {"a": (33, 65), "b": (65,)}),
     ShapeCase("outer_broadcast", {"a": (17, 1), "b": (1, 40)}),
     ShapeCase("transposed", {"a": (40, 24), "b": (40, 24), "transposed": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_4d_two_way_broadcast", {"a": (7, 1, 11, 13), "b": (3, 1, 13)},
+              heldout=True),
     ShapeCase("llm_residual", {"a": (8192, 4096), "b": (8192, 4096)}, tier=LARGE),
     ShapeCase("bias_broadcast", {"a": (16, 1024, 4096), "b": (4096,)}, tier=LARGE),
 )
@@ -172,6 +177,8 @@ POW_CASES = (
     ShapeCase("odd_square", {"shape": (37, 129), "exponent": 2.0}),
     ShapeCase("fractional", {"shape": (1000,), "exponent": 0.5}),
     ShapeCase("negative", {"shape": (5, 7, 11), "exponent": -1.5}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_4d", {"shape": (2, 3, 13, 19), "exponent": 2.5}, heldout=True),
     ShapeCase("llm_hidden", {"shape": (4096, 4096), "exponent": 3.0}, tier=LARGE),
 )
 

@@ -22,6 +22,8 @@ REDUCTION_CASES = (
     ShapeCase("first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True}),
     ShapeCase("middle_dim_3d", {"shape": (3, 61, 17), "dim": 1}),
     ShapeCase("long_row_negative_dim", {"shape": (5, 2053), "dim": -1}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (43, 6, 7), "dim": 0}, heldout=True),
     ShapeCase("llm_rows", {"shape": (4096, 4096), "dim": -1}, tier=LARGE),
     ShapeCase("long_middle_dim", {"shape": (200, 40999, 3), "dim": 1}, tier=LARGE),
 )
@@ -33,6 +35,9 @@ ARGMAX_CASES = (
     ShapeCase("first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True}),
     ShapeCase("middle_dim_3d", {"shape": (3, 61, 17), "dim": 1}),
     ShapeCase("long_row_ties_negative_dim", {"shape": (5, 2053), "dim": -1, "ties": True}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d_ties", {"shape": (47, 6, 7), "dim": 0, "ties": True},
+              heldout=True),
     ShapeCase("llm_rows", {"shape": (4096, 4096), "dim": -1}, tier=LARGE),
     ShapeCase("long_middle_dim", {"shape": (200, 40999, 3), "dim": 1}, tier=LARGE),
 )
@@ -42,6 +47,8 @@ SCAN_CASES = (
     ShapeCase("first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True}),
     ShapeCase("middle_dim_3d", {"shape": (3, 61, 17), "dim": 1}),
     ShapeCase("long_row_negative_dim", {"shape": (5, 2053), "dim": -1}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (29, 9, 7), "dim": 0}, heldout=True),
     ShapeCase("long_sequence", {"shape": (64, 32768), "dim": 1}, tier=LARGE),
     ShapeCase("middle_dim_scan", {"shape": (16, 4096, 64), "dim": 1}, tier=LARGE),
 )

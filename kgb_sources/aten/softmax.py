@@ -16,11 +16,16 @@ SOFTMAX_CASES = (
     ShapeCase("first_dim", {"shape": (61, 33), "dim": 0}),
     ShapeCase("middle_dim_3d", {"shape": (5, 67, 9), "dim": -2}),
     ShapeCase("long_row", {"shape": (3, 2053), "dim": 1}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (23, 6, 11), "dim": 0}, heldout=True),
     ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
     ShapeCase("attention_scores", {"shape": (4, 32, 1024, 1024), "dim": -1}, tier=LARGE),
 )
 
+# The shown small cases are softmax's; the held-out one is log_softmax's own.
 LOG_SOFTMAX_CASES = SOFTMAX_CASES[:4] + (
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (19, 7, 13), "dim": 0}, heldout=True),
     ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
     ShapeCase("llama3_vocab", {"shape": (1024, 128256), "dim": -1}, tier=LARGE),
 )
