@@ -36,6 +36,7 @@ class CpuInterpreterBackend(Backend):
         case_tiers=(SMALL,),
         timed_tiers=(SMALL,),
     )
+    watch_os_threads = True
     # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
     default_timing = TimingSettings(warmup_ms=0.0, rep_ms=100.0, min_repetitions=3,
                                     max_repetitions=20)

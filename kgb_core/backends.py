@@ -52,6 +52,10 @@ class Backend(ABC):
     description: str = ""
     quirks: Quirks
     default_timing: TimingSettings = TimingSettings()
+    # Whether a new OS thread alive after kernel(...) returns counts as deferred work. Python
+    # threads always do; OS threads only where the runtime starts none of its own during a
+    # call (true of the interpreter, whose pools exist before the first candidate runs).
+    watch_os_threads: bool = False
 
     @abstractmethod
     def probe(self) -> Availability:

@@ -66,7 +66,7 @@ def ops_command(ctx: typer.Context,
     if as_json:
         _print_json([spec.describe() for spec in specs])
         return
-    rows = [[spec.id, spec.signature, ",".join(spec.dtypes), len(spec.cases),
+    rows = [[spec.id, spec.signature, ",".join(spec.dtypes), len(spec.shown_cases()),
              ",".join(sorted(spec.tags))] for spec in specs]
     typer.echo(render_table(["op", "signature", "dtypes", "cases", "tags"], rows))
     typer.echo(f"\n{len(specs)} operators")
@@ -93,6 +93,8 @@ def ops_show_command(op_id: str = typer.Argument(..., help="An operator id such 
     typer.echo("")
     typer.echo(render_table(["case", "tier", "params", "reduce_dim", "flops",
                              f"bytes ({first_dtype})"], rows))
+    if info["heldout_cases"]:
+        typer.echo(f"\n+ {info['heldout_cases']} held-out case(s), checked but never shown")
 
 
 @app.command("backends")
@@ -117,6 +119,9 @@ def _read_candidate(path: Path) -> str:
         raise UserError(f"candidate file {path} does not exist")
     if not path.is_file():
         raise UserError(f"candidate {path} is not a file")
+    if path.suffix != ".py":
+        raise UserError(f"candidate {path} is not a Python file (a candidate is one .py file "
+                        f"defining kernel(...))")
     from kgb_core.evaluation.screen import MAX_SOURCE_BYTES
 
     if path.stat().st_size > MAX_SOURCE_BYTES:

@@ -212,10 +212,17 @@ class OperatorSpec:
         if problems:
             raise PluginError(f"operator {self.id}: " + "; ".join(problems))
 
+    def shown_cases(self) -> list[ShapeCase]:
+        return [case for case in self.cases if not case.heldout]
+
     def describe(self) -> dict[str, Any]:
-        """A JSON-ready description for ``kgb ops show`` and for prompts."""
+        """A JSON-ready description for ``kgb ops show`` and for prompts.
+
+        Held-out cases are counted, never described: what a prompt or a listing shows can be
+        fitted, and they exist to catch exactly that.
+        """
         cases = []
-        for case in self.cases:
+        for case in self.shown_cases():
             counts = {
                 dtype: {
                     "flops": float(self.flops(case.params)),
@@ -251,6 +258,7 @@ class OperatorSpec:
             "mutated_args": list(self.mutated_args),
             "tolerances": tolerances,
             "cases": cases,
+            "heldout_cases": len(self.cases) - len(cases),
             "has_reference_kernel": self.reference_kernel is not None,
         }
 

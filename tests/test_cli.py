@@ -120,3 +120,14 @@ def test_run_then_report(tmp_path):
     run = json.loads(report.stdout)["runs"][0]
     assert run["environment"]["worker"]["torch"] and run["environment"]["kgb"]
     assert kgb("report", "--db", str(tmp_path / "none.db")).returncode == 2
+
+
+def test_a_candidate_that_is_not_a_python_file_is_refused(tmp_path):
+    notes = tmp_path / "kernel.md"
+    notes.write_text("# my kernel\n")
+    done = kgb("eval", str(notes), "--op", "aten.relu", "--backend", "cpu")
+    assert done.returncode == 2 and "not a Python file" in done.stderr
+    huge = tmp_path / "huge.py"
+    huge.write_text("#" * 1_000_001)
+    done = kgb("eval", str(huge), "--op", "aten.relu", "--backend", "cpu")
+    assert done.returncode == 2 and "at most" in done.stderr

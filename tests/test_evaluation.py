@@ -16,7 +16,8 @@ CORPUS = [
     ("relu_misses_tail.py", "aten.relu", verdicts.WRONG_OUTPUT),
     ("relu_raises.py", "aten.relu", verdicts.RUNTIME_ERROR),
     ("relu_torch_only.py", "aten.relu", verdicts.NO_TRITON_LAUNCH),
-    ("relu_mutates_input.py", "aten.relu", verdicts.INPUT_MUTATED),
+    ("relu_mutates_input.py", "aten.relu", verdicts.OUTPUT_ALIASES_INPUT),
+    ("relu_scribbles_input.py", "aten.relu", verdicts.INPUT_MUTATED),
     ("relu_wrong_dtype.py", "aten.relu", verdicts.WRONG_SHAPE_OR_DTYPE),
     ("relu_syntax_error.py", "aten.relu", verdicts.COMPILE_ERROR),
     ("relu_bad_triton.py", "aten.relu", verdicts.COMPILE_ERROR),
@@ -109,3 +110,26 @@ def test_a_backend_that_rules_out_every_case_fails_loudly(monkeypatch):
         result = evaluator.evaluate(spec.id, spec.reference_kernel())
     assert result.verdict == verdicts.SKIPPED_UNSUPPORTED
     assert "runs nothing" in result.message
+
+
+def test_the_worker_has_no_secrets_a_scratch_home_and_limits(monkeypatch, registry):
+    from pathlib import Path
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("HF_TOKEN", "hf-test-secret")
+    backend = registry.backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    with Evaluator.for_backend(backend, settings) as evaluator:
+        evaluator.start()
+        proc = Path(f"/proc/{evaluator.worker_pid}")
+        environ = dict(item.split(b"=", 1) for item in
+                       (proc / "environ").read_bytes().split(b"\0") if b"=" in item)
+        limits = (proc / "limits").read_text()
+        scratch = evaluator.scratch
+    assert b"OPENAI_API_KEY" not in environ and b"HF_TOKEN" not in environ
+    assert not any(b"-test-secret" in value for value in environ.values())
+    assert environ[b"HOME"].decode() == str(scratch) and environ[b"TRITON_INTERPRET"] == b"1"
+    address_space = next(line for line in limits.splitlines() if "address space" in line)
+    assert str(12 * (1 << 30)) in address_space
+    core = next(line for line in limits.splitlines() if "core file" in line)
+    assert core.split()[3] == "0"

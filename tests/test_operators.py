@@ -93,3 +93,14 @@ def test_timing_baseline_defaults_to_the_reference_and_can_be_the_native_call(re
         "cumsum's fp32-accumulating reference must not be the (slower) timing baseline"
     x = torch.randn(4, 33, dtype=torch.float16)
     assert torch.equal(cumsum.timing_baseline(x, 1), torch.cumsum(x, 1))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
+def test_every_operator_has_a_heldout_case_that_no_listing_reveals(spec: OperatorSpec):
+    heldout = [case for case in spec.cases if case.heldout]
+    assert heldout and all(case.tier == SMALL for case in heldout), "the CPU must run one too"
+    info = spec.describe()
+    assert info["heldout_cases"] == len(heldout)
+    text = repr(info)
+    for case in heldout:
+        assert case.name not in text

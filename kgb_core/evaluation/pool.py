@@ -235,6 +235,10 @@ class Evaluator:
         self._ensure_worker()
         return self.worker_info
 
+    @property
+    def worker_pid(self) -> int | None:
+        return self._worker.process.pid if self._worker is not None else None
+
     def _ensure_worker(self) -> WorkerProcess:
         if self._worker is None:
             self._worker = WorkerProcess(self.backend_name, self.backend_env, self.scratch,

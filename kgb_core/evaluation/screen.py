@@ -28,7 +28,7 @@ FORBIDDEN_IMPORTS = {
     "kgb_methods": "the harness", "kgb_backends": "the harness", "vllm": "the reference (vLLM)",
     "cupy": "a vendor library", "ctypes": "raw memory access", "cffi": "raw memory access",
     "subprocess": "other processes", "multiprocessing": "other processes",
-    "threading": "work the timer cannot see", "concurrent": "work the timer cannot see",
+    "threading": "work the timer cannot see", "_thread": "work the timer cannot see", "concurrent": "work the timer cannot see",
     "asyncio": "work the timer cannot see", "signal": "the harness's signals",
     "socket": "the network", "gc": "the harness's objects", "inspect": "the harness's frames",
     "sys": "the harness's modules and frames", "importlib": "hidden imports",
@@ -49,7 +49,9 @@ FORBIDDEN_CHAINS = (
     "torch.overrides", "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.graphs",
     "torch.cuda.make_graphed_callables", "torch.compile", "torch._dynamo", "torch._inductor",
     "torch.jit", "torch.backends", "triton.runtime.jit.JITFunction", "triton.testing",
-    "os.environ", "os.system", "os.popen", "os.fork", "os.kill", "os.exec", "os.spawn",
+    "os.environ", "os.environb", "os.getenv", "os.putenv", "os.unsetenv", "os.system",
+    "os.popen", "os.fork", "os.kill", "os.exec", "os.spawn", "os.posix_spawn", "os.open",
+    "os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir",
 )
 MEMOIZERS = {"lru_cache", "cache", "cached_property"}
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "__setitem__",

@@ -1,4 +1,5 @@
-# Writes its result into the input, which aten.relu (not relu_) must leave alone.
+# Writes its result into the input and returns it: the output aliases the input, which
+# aten.relu (not relu_) must not do.
 import triton
 import triton.language as tl
 

@@ -1,0 +1,10 @@
+# op: aten.relu
+# expect: screen_rejected
+# Hides the torch call behind a computed attribute name.
+import torch
+import triton
+import triton.language as tl
+
+
+def kernel(x):
+    return getattr(torch, "re" + "lu")(x)

@@ -1,0 +1,14 @@
+# op: aten.relu
+# expect: screen_rejected
+# Captures its work once in a CUDA graph and replays it.
+import torch
+import triton
+import triton.language as tl
+
+
+def kernel(x):
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = x * 1
+    graph.replay()
+    return out

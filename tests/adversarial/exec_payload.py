@@ -1,0 +1,12 @@
+# op: aten.relu
+# expect: screen_rejected
+# Runs code the screen cannot read.
+import torch
+import triton
+import triton.language as tl
+
+
+def kernel(x):
+    scope = {"torch": torch, "x": x}
+    exec("y = torch.relu(x)", scope)
+    return scope["y"]

@@ -1,0 +1,8 @@
+# op: aten.relu
+# expect: screen_rejected
+# Imports kgb's own reference implementations.
+from kgb_sources.aten import pointwise
+
+
+def kernel(x):
+    return pointwise.UNARY[6].reference(x)

@@ -1,0 +1,12 @@
+# op: aten.relu
+# expect: screen_rejected
+# Makes every comparison succeed.
+import torch
+import triton
+import triton.language as tl
+
+torch.allclose = lambda *args, **kwargs: True
+
+
+def kernel(x):
+    return x
