@@ -132,4 +132,4 @@ def test_the_worker_has_no_secrets_a_scratch_home_and_limits(monkeypatch, regist
     address_space = next(line for line in limits.splitlines() if "address space" in line)
     assert str(12 * (1 << 30)) in address_space
     core = next(line for line in limits.splitlines() if "core file" in line)
-    assert core.split()[3] == "0"
+    assert core.split()[4] == "0", core  # "Max core file size  <soft> <hard> bytes"
