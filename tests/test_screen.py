@@ -29,7 +29,8 @@ def test_reference_kernels_pass_the_screen(spec):
     ("CACHE = {}\ndef kernel(x):\n    CACHE[1] = x\n    return x\n", "result cache"),
     ("SEEN = []\ndef kernel(x):\n    SEEN.append(x)\n    return x\n", "result cache"),
     ("n = 0\ndef kernel(x):\n    global n\n    return x\n", "global"),
-    ("import os\ndef kernel(x):\n    return os.getenv('KEY')\n", "os.getenv"),
+    ("import os\ndef kernel(x):\n    return os.getenv('KEY')\n", "imports os"),
+    ("from pathlib import Path\ndef kernel(x):\n    return Path('/etc').read_text()\n", "pathlib"),
     ("def kernel(x):\n    g = torch.cuda.CUDAGraph()\n    return x\n", "CUDAGraph"),
     ("def helper(x):\n    return x\n", "no top-level `kernel`"),
 ])

@@ -33,7 +33,9 @@ FORBIDDEN_IMPORTS = {
     "socket": "the network", "gc": "the harness's objects", "inspect": "the harness's frames",
     "sys": "the harness's modules and frames", "importlib": "hidden imports",
     "builtins": "monkeypatching builtins", "pickle": "hidden code", "marshal": "hidden code",
-    "shutil": "the file system", "tempfile": "the file system",
+    "shutil": "the file system", "tempfile": "the file system", "os": "the file system and "
+    "environment", "pathlib": "the file system", "io": "the file system", "glob": "the file "
+    "system", "mmap": "raw memory access", "resource": "the worker's limits",
 }
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                    "breakpoint", "open", "input", "setattr", "delattr"}
@@ -49,9 +51,6 @@ FORBIDDEN_CHAINS = (
     "torch.overrides", "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.graphs",
     "torch.cuda.make_graphed_callables", "torch.compile", "torch._dynamo", "torch._inductor",
     "torch.jit", "torch.backends", "triton.runtime.jit.JITFunction", "triton.testing",
-    "os.environ", "os.environb", "os.getenv", "os.putenv", "os.unsetenv", "os.system",
-    "os.popen", "os.fork", "os.kill", "os.exec", "os.spawn", "os.posix_spawn", "os.open",
-    "os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir",
 )
 MEMOIZERS = {"lru_cache", "cache", "cached_property"}
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "__setitem__",
