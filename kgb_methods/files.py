@@ -1,0 +1,93 @@
+"""The ``files`` method: score kernels that were generated elsewhere.
+
+A lab that ran its own model hands kgb either a directory laid out as ``<op_id>.py`` (sample 0)
+and ``<op_id>.sample<k>.py`` (sample k), or a JSONL file with one generation per line:
+``{"op": "aten.softmax", "sample": 0, "code": "..."}`` (or ``"answer"``: a model's raw answer,
+whose code is extracted), with optional ``prompt_tokens``, ``completion_tokens`` and
+``cost_usd`` that the store keeps. An operator with no file gets the verdict ``no_candidate``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from kgb_core import hookimpl
+from kgb_core.backends import Quirks
+from kgb_core.candidates import Candidate, extract_code
+from kgb_core.errors import UserError
+from kgb_core.methods import GenerationContext, Method
+from kgb_core.operators import OperatorSpec
+
+_SAMPLE_FILE = re.compile(r"^(?P<op>.+?)(?:\.sample(?P<sample>\d+))?\.py$")
+
+
+def _from_directory(folder: Path) -> dict[str, list[Candidate]]:
+    found: dict[str, list[Candidate]] = {}
+    for path in sorted(folder.glob("*.py")):
+        match = _SAMPLE_FILE.match(path.name)
+        if match is None:
+            continue
+        sample = int(match.group("sample") or 0)
+        found.setdefault(match.group("op"), []).append(
+            Candidate(source=path.read_text(errors="replace"), sample=sample, origin=str(path)))
+    return found
+
+
+def _from_jsonl(path: Path) -> dict[str, list[Candidate]]:
+    found: dict[str, list[Candidate]] = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            op_id = record["op"]
+            code = record["code"] if "code" in record else extract_code(record["answer"])
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise UserError(f"{path}:{number}: each line must be a JSON object with \"op\" and "
+                            f"\"code\" or \"answer\" ({type(error).__name__}: {error})") from None
+        found.setdefault(op_id, []).append(Candidate(
+            source=code, sample=int(record.get("sample", len(found.get(op_id, [])))),
+            prompt_tokens=record.get("prompt_tokens"),
+            completion_tokens=record.get("completion_tokens"),
+            cost_usd=record.get("cost_usd"), origin=f"{path}:{number}"))
+    return found
+
+
+@lru_cache(maxsize=8)
+def load_submissions(location: str) -> dict[str, list[Candidate]]:
+    path = Path(location)
+    if path.is_dir():
+        return _from_directory(path)
+    if path.is_file() and path.suffix == ".jsonl":
+        return _from_jsonl(path)
+    raise UserError(f"method files: path {location!r} must be a directory of <op_id>.py files "
+                    f"or a .jsonl file")
+
+
+class FilesMethod(Method):
+    name = "files"
+    description = "kernels generated elsewhere: a directory of <op_id>.py files or a JSONL file"
+
+    def option_keys(self) -> frozenset[str]:
+        return frozenset({"path"})
+
+    def _submissions(self, options: Mapping[str, Any]) -> dict[str, list[Candidate]]:
+        if "path" not in options:
+            raise UserError("method files needs its path: [method] path = \"submissions/\" in "
+                            "the run config")
+        return load_submissions(str(Path(options["path"]).resolve()))
+
+    def samples(self, options: Mapping[str, Any]) -> int:
+        return max((len(c) for c in self._submissions(options).values()), default=1)
+
+    def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:
+        return list(self._submissions(ctx.options).get(op.id, []))
+
+
+@hookimpl
+def kgb_register_methods(register):
+    register(FilesMethod())

@@ -1,0 +1,63 @@
+"""The files method: directories and JSONL of kernels made elsewhere, scored and stored."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import KERNELS, kgb
+
+
+def test_a_directory_of_submissions_is_scored_per_operator(tmp_path, registry):
+    submissions = tmp_path / "subs"
+    submissions.mkdir()
+    (submissions / "aten.neg.py").write_text(registry.operator("aten.neg").reference_kernel())
+    (submissions / "aten.add.py").write_text((KERNELS / "add_wrong_values.py").read_text())
+    (submissions / "aten.add.sample1.py").write_text(registry.operator("aten.add").reference_kernel())
+    config = tmp_path / "run.toml"
+    config.write_text(f'[run]\nops = ["aten.neg", "aten.add", "aten.exp"]\nbackend = "cpu"\n'
+                      f'[method]\nname = "files"\npath = "{submissions}"\n'
+                      f'[evaluation]\nseeds = [0]\ntiming = false\n')
+    db = tmp_path / "r.db"
+    done = kgb("run", "--config", str(config), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
+    (summary,) = report["summary"]
+    assert summary["method"] == "files" and summary["operators"] == 3
+    assert summary["correct"] == 2  # neg, and add through its second sample (pass@2)
+    import sqlite3
+
+    rows = dict(((op, sample), verdict) for op, sample, verdict in sqlite3.connect(db).execute(
+        "SELECT op, sample, verdict FROM results"))
+    assert rows == {("aten.neg", 0): "pass", ("aten.add", 0): "wrong_output",
+                    ("aten.add", 1): "pass", ("aten.exp", 0): "no_candidate"}
+
+
+def test_jsonl_generations_keep_their_token_counts(tmp_path, registry):
+    answer = "Here it is:\n```python\n" + registry.operator("aten.relu").reference_kernel() + "```\n"
+    lines = [json.dumps({"op": "aten.relu", "answer": answer, "prompt_tokens": 900,
+                         "completion_tokens": 450, "cost_usd": 0.0123})]
+    generations = tmp_path / "gens.jsonl"
+    generations.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "r.db"
+    config = tmp_path / "run.toml"
+    config.write_text(f'[method]\nname = "files"\npath = "{generations}"\n'
+                      f'[evaluation]\nseeds = [0]\ntiming = false\n')
+    done = kgb("run", "--config", str(config), "--op", "aten.relu", "--backend", "cpu",
+               "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    (summary,) = json.loads(kgb("report", "--db", str(db), "--json").stdout)["summary"]
+    assert summary["correct"] == 1 and summary["tokens"] == 1350
+    assert summary["tokens_per_solved"] == 1350 and abs(summary["cost_usd"] - 0.0123) < 1e-9
+
+
+def test_a_bad_files_path_or_line_is_a_user_error(tmp_path):
+    done = kgb("run", "--method", "files", "--op", "aten.relu", "--backend", "cpu",
+               "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 2 and "needs its path" in done.stderr
+    bad = tmp_path / "gens.jsonl"
+    bad.write_text('{"sample": 0}\n')
+    config = tmp_path / "run.toml"
+    config.write_text(f'[method]\nname = "files"\npath = "{bad}"\n')
+    done = kgb("run", "--config", str(config), "--op", "aten.relu", "--backend", "cpu",
+               "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 2 and "gens.jsonl:1" in done.stderr
