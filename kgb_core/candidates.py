@@ -25,6 +25,9 @@ class Candidate:
     cost_usd: float | None = None
     origin: str = ""
     log: list[str] = field(default_factory=list)
+    # For model-made candidates: the prompt, the raw answer, latency, whether tokens were
+    # estimated. The store keeps it with the result.
+    generation: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

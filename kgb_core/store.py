@@ -21,7 +21,7 @@ from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS results (
     duration_s REAL,
     detail TEXT NOT NULL,
     candidate_source TEXT,
+    generation TEXT,
     created_at TEXT NOT NULL,
     UNIQUE (run_id, op, backend, method, sample)
 );
@@ -99,6 +100,10 @@ class ResultStore:
         row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self._conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
+                               (str(SCHEMA_VERSION),))
+        elif int(row["value"]) == 1:  # version 2 added the generation record
+            self._conn.execute("ALTER TABLE results ADD COLUMN generation TEXT")
+            self._conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                (str(SCHEMA_VERSION),))
         elif int(row["value"]) != SCHEMA_VERSION:
             raise UserError(f"{self.path} has store schema {row['value']}, this kgb reads "
@@ -147,8 +152,9 @@ class ResultStore:
             self._conn.execute(
                 """INSERT INTO results(run_id, op, source, backend, method, sample, verdict,
                    message, candidate_ms, reference_ms, speedup, timing_label, prompt_tokens,
-                   completion_tokens, cost_usd, duration_s, detail, candidate_source, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   completion_tokens, cost_usd, duration_s, detail, candidate_source,
+                   generation, created_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (run_id, result.op, source, result.backend, result.method, result.sample,
                  result.verdict, result.message, result.candidate_ms, result.reference_ms,
                  result.speedup, result.timing_label,
@@ -156,7 +162,9 @@ class ResultStore:
                  candidate.completion_tokens if candidate else None,
                  candidate.cost_usd if candidate else None, result.duration_s,
                  json.dumps(result.to_dict(), default=str),
-                 candidate.source if candidate else None, _now()))
+                 candidate.source if candidate else None,
+                 json.dumps(candidate.generation) if candidate and candidate.generation else None,
+                 _now()))
 
     def _transaction(self) -> "_Transaction":
         return _Transaction(self._conn)

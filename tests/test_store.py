@@ -68,3 +68,26 @@ def test_a_file_that_is_not_a_store_is_a_user_error(tmp_path):
         ResultStore(path)
     with pytest.raises(UserError, match="is a directory"):
         ResultStore(tmp_path)
+
+
+def test_a_version_1_store_is_migrated_in_place(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema_version', '1');
+        CREATE TABLE runs (id INTEGER PRIMARY KEY, created_at TEXT NOT NULL, finished_at TEXT,
+            plan_key TEXT NOT NULL, plan TEXT NOT NULL, environment TEXT NOT NULL);
+        CREATE TABLE results (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, op TEXT NOT NULL,
+            source TEXT NOT NULL, backend TEXT NOT NULL, method TEXT NOT NULL,
+            sample INTEGER NOT NULL, verdict TEXT NOT NULL, message TEXT NOT NULL,
+            candidate_ms REAL, reference_ms REAL, speedup REAL, timing_label TEXT,
+            prompt_tokens INTEGER, completion_tokens INTEGER, cost_usd REAL, duration_s REAL,
+            detail TEXT NOT NULL, candidate_source TEXT, created_at TEXT NOT NULL,
+            UNIQUE (run_id, op, backend, method, sample));
+    """)
+    conn.close()
+    with ResultStore(path) as store:
+        run = store.start_run(PLAN, {})
+        store.record(run, "aten", _result(), Candidate(source="s", generation={"prompt": "p"}))
+        assert store.results(run)[0]["generation"] == '{"prompt": "p"}'

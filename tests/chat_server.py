@@ -1,0 +1,77 @@
+"""A real HTTP server on 127.0.0.1 that speaks OpenAI's chat-completions protocol from a script.
+
+Each POST to ``.../chat/completions`` takes the next scripted reply: an answer text (with or
+without usage) or an HTTP error status. Every request body is kept for the test to inspect.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    status: int = 200
+    usage: tuple[int, int] | None = (100, 50)
+
+
+@dataclass
+class ChatServer:
+    script: list[Reply]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def __enter__(self) -> "ChatServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - the http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                reply = server.script.pop(0) if server.script else Reply(status=500)
+                if reply.status != 200:
+                    payload = {"error": {"message": f"scripted {reply.status}",
+                                         "type": "scripted"}}
+                    self._send(reply.status, payload, {"retry-after-ms": "10"})
+                    return
+                payload: dict[str, Any] = {
+                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
+                    "created": 0, "model": body.get("model", "?"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": reply.text}}],
+                }
+                if reply.usage is not None:
+                    payload["usage"] = {"prompt_tokens": reply.usage[0],
+                                        "completion_tokens": reply.usage[1],
+                                        "total_tokens": sum(reply.usage)}
+                self._send(200, payload, {})
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
