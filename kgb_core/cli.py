@@ -216,6 +216,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
     typer.echo(render_summary(summarize(rows)))
     typer.echo(f"\nrun {outcome.run_id}: {outcome.evaluated} evaluated now, "
                f"{outcome.skipped_done} already done; results in {config.db}")
+    if outcome.stopped_by_budget:
+        typer.echo(f"stopped: {outcome.stopped_by_budget}")
 
 
 @app.command("report")

@@ -37,6 +37,8 @@ class RunConfig:
     worker_reuse: bool = True
     timing: bool = True
     timing_settings: dict[str, float] = field(default_factory=dict)
+    token_budget: int | None = None
+    cost_budget_usd: float | None = None
 
 
 # section -> key -> (RunConfig field, accepted Python types)
@@ -47,6 +49,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "tags": ("tags", (list,)),
         "backend": ("backend", (str,)),
         "db": ("db", (str,)),
+        "token_budget": ("token_budget", (int,)),
+        "cost_budget_usd": ("cost_budget_usd", (int, float)),
     },
     "evaluation": {
         "seeds": ("seeds", (list,)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate
@@ -24,6 +24,15 @@ class GenerationContext:
     backend_name: str = ""
     evaluate: Callable[[str], Any] | None = None
     log: Callable[[str], None] = lambda message: None
+    # Answers a method may reuse instead of paying for them again (e.g. on --resume); the
+    # sweep backs it with the result store. None where there is no store (``kgb eval``).
+    cache: "ResponseCache | None" = None
+
+
+class ResponseCache(Protocol):
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
 
 
 class Method(ABC):

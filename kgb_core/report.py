@@ -9,6 +9,7 @@ by a timer whose label says "interpreter" are no performance numbers, and the ta
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
@@ -32,6 +33,9 @@ class OperatorOutcome:
     tokens: int
     cost_usd: float
     timing_labels: list[str]
+    attempted: bool = True
+    first_sample_passed: bool = False
+    first_pass_turn: int | None = None
 
 
 @dataclass
@@ -49,6 +53,13 @@ class GroupSummary:
     tokens_per_solved: float | None
     cost_usd: float
     timing_labels: list[str]
+    attempted: int = 0
+    tokens_per_attempted: float | None = None
+    cost_per_solved: float | None = None
+    pass_at_1: float = 0.0
+    pass_at_k: float = 0.0
+    k: int = 1
+    mean_turns_to_pass: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,6 +73,7 @@ def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
     for (source, method, backend, op), samples in sorted(grouped.items()):
         passing = [r for r in samples if r["verdict"] == verdicts.PASS]
         speedups = [r["speedup"] for r in passing if r["speedup"]]
+        turns = [_first_pass_turn(r) for r in passing]
         outcomes.append(OperatorOutcome(
             op=op, source=source, method=method, backend=backend, samples=len(samples),
             correct=bool(passing), best_speedup=max(speedups) if speedups else None,
@@ -69,8 +81,23 @@ def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
             tokens=sum((r["prompt_tokens"] or 0) + (r["completion_tokens"] or 0) for r in samples),
             cost_usd=sum(r["cost_usd"] or 0.0 for r in samples),
             timing_labels=sorted({r["timing_label"] for r in samples if r["timing_label"]}),
+            attempted=any(r["verdict"] != verdicts.NO_CANDIDATE for r in samples),
+            first_sample_passed=any(r["sample"] == 0 and r["verdict"] == verdicts.PASS
+                                    for r in samples),
+            first_pass_turn=min((t for t in turns if t is not None), default=None),
         ))
     return outcomes
+
+
+def _first_pass_turn(row: dict[str, Any]) -> int | None:
+    """For an agent's result, the turn its first passing kernel came in."""
+    raw = row.get("generation")
+    if not raw:
+        return None
+    try:
+        return json.loads(raw).get("first_pass_turn")
+    except (ValueError, AttributeError):
+        return None
 
 
 def summarize(rows: Iterable[dict[str, Any]]) -> list[GroupSummary]:
@@ -86,14 +113,23 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[GroupSummary]:
         def fast(p: float) -> float:
             return sum(1 for o in correct if o.best_speedup and o.best_speedup > p) / tried
 
+        attempted = sum(1 for o in outcomes if o.attempted)
+        cost = sum(o.cost_usd for o in outcomes)
+        turns = [o.first_pass_turn for o in correct if o.first_pass_turn is not None]
         summaries.append(GroupSummary(
             source=source, method=method, backend=backend, operators=tried,
             correct=len(correct), correct_pct=100.0 * len(correct) / tried,
             geomean_speedup=geometric_mean(o.best_speedup for o in correct),
             fast_1=fast(FAST_P[0]), fast_2=fast(FAST_P[1]), tokens=tokens,
             tokens_per_solved=tokens / len(correct) if correct else None,
-            cost_usd=sum(o.cost_usd for o in outcomes),
+            cost_usd=cost,
             timing_labels=sorted({label for o in outcomes for label in o.timing_labels}),
+            attempted=attempted,
+            tokens_per_attempted=tokens / attempted if attempted else None,
+            cost_per_solved=cost / len(correct) if correct else None,
+            pass_at_1=sum(1 for o in outcomes if o.first_sample_passed) / tried,
+            pass_at_k=len(correct) / tried, k=max(o.samples for o in outcomes),
+            mean_turns_to_pass=sum(turns) / len(turns) if turns else None,
         ))
     return summaries
 
@@ -126,11 +162,14 @@ def render_summary(summaries: Sequence[GroupSummary]) -> str:
     for s in summaries:
         star = "*" if any("interpreter" in label for label in s.timing_labels) else ""
         rows.append([s.source, s.method, s.backend, s.operators, f"{s.correct_pct:.1f}",
+                     f"{s.pass_at_1:.2f}", f"{s.pass_at_k:.2f} (k={s.k})",
                      (_fmt(s.geomean_speedup) + star) if s.geomean_speedup else "-",
                      f"{s.fast_1:.2f}", f"{s.fast_2:.2f}", s.tokens,
-                     _fmt(s.tokens_per_solved), f"{s.cost_usd:.4f}"])
-    table = render_table(["source", "method", "backend", "ops", "correct%", "speedup(geo)",
-                          "fast_1", "fast_2", "tokens", "tokens/solved", "cost$"], rows)
+                     _fmt(s.tokens_per_attempted), _fmt(s.tokens_per_solved),
+                     f"{s.cost_usd:.4f}", _fmt(s.cost_per_solved), _fmt(s.mean_turns_to_pass)])
+    table = render_table(["source", "method", "backend", "ops", "correct%", "pass@1", "pass@k",
+                          "speedup(geo)", "fast_1", "fast_2", "tokens", "tokens/attempted",
+                          "tokens/solved", "cost$", "cost$/solved", "turns to pass"], rows)
     return table + _interpreter_note(label for s in summaries for label in s.timing_labels)
 
 
@@ -139,8 +178,6 @@ def render_results(rows: Sequence[dict[str, Any]]) -> str:
 
     Speedups timed in the interpreter carry a *; the summary printed after it explains it.
     """
-    import json
-
     table_rows = []
     for row in rows:
         detail = json.loads(row["detail"]) if isinstance(row.get("detail"), str) else {}

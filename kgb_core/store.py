@@ -61,6 +61,11 @@ CREATE TABLE IF NOT EXISTS results (
     UNIQUE (run_id, op, backend, method, sample)
 );
 CREATE INDEX IF NOT EXISTS results_by_key ON results (op, backend, method, sample);
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 
 
@@ -165,6 +170,25 @@ class ResultStore:
                  candidate.source if candidate else None,
                  json.dumps(candidate.generation) if candidate and candidate.generation else None,
                  _now()))
+
+    # -- model answers (a method's response cache) ------------------------------------------
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._conn.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
+        return None if row is None else json.loads(row["value"])
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Committed at once: an answer paid for survives a kill before its result is stored."""
+        with self._transaction():
+            self._conn.execute("INSERT OR REPLACE INTO responses(key, value, created_at) "
+                               "VALUES (?, ?, ?)", (key, json.dumps(value), _now()))
+
+    def run_usage(self, run_id: int) -> tuple[int, float]:
+        """Tokens and dollars the results of one run cost so far."""
+        row = self._conn.execute(
+            "SELECT COALESCE(SUM(COALESCE(prompt_tokens, 0) + COALESCE(completion_tokens, 0)), 0)"
+            " AS tokens, COALESCE(SUM(cost_usd), 0.0) AS cost FROM results WHERE run_id=?",
+            (run_id,)).fetchone()
+        return int(row["tokens"]), float(row["cost"])
 
     def _transaction(self) -> "_Transaction":
         return _Transaction(self._conn)

@@ -51,6 +51,19 @@ class SweepOutcome:
     evaluated: int = 0
     skipped_done: int = 0
     results: list[EvalResult] = field(default_factory=list)
+    stopped_by_budget: str = ""
+
+
+def _over_budget(config: RunConfig, store: ResultStore, run_id: int) -> str:
+    """What the run has spent, when that reaches its budget; empty while it does not."""
+    if config.token_budget is None and config.cost_budget_usd is None:
+        return ""
+    tokens, cost = store.run_usage(run_id)
+    if config.token_budget is not None and tokens >= config.token_budget:
+        return f"{tokens} tokens of a {config.token_budget}-token budget"
+    if config.cost_budget_usd is not None and cost >= config.cost_budget_usd:
+        return f"${cost:.4f} of a ${config.cost_budget_usd:g} budget"
+    return ""
 
 
 def resolve_backend(registry: Registry, name: str | None) -> tuple[Backend, str]:
@@ -130,7 +143,14 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
         outcome = SweepOutcome(run_id=run_id, resumed=bool(done),
                                skipped_done=len(plan.operators) - len(pending))
         progress = progress_factory(len(pending))
-        for op in pending:
+        for index, op in enumerate(pending):
+            spent = _over_budget(plan.config, store, run_id)
+            if spent:
+                outcome.stopped_by_budget = (f"budget reached ({spent}); {len(pending) - index} "
+                                             f"operators not attempted; raise the budget and "
+                                             f"run again with --resume")
+                notes(outcome.stopped_by_budget)
+                return outcome
             results = _run_operator(op, plan, evaluator, store, run_id, done)
             outcome.results.extend(results)
             outcome.evaluated += len(results)
@@ -147,7 +167,8 @@ def _run_operator(op: OperatorSpec, plan: SweepPlan, evaluator: Evaluator, store
     context = GenerationContext(
         options=plan.config.method_options, backend_name=backend.name,
         evaluate=lambda source: evaluator.evaluate(op.id, source, method=method.name,
-                                                   sample=-1))
+                                                   sample=-1),
+        cache=store)
     try:
         candidates = method.generate(op, backend.quirks, context)
     except UserError:

@@ -43,3 +43,22 @@ def test_interpreter_timings_are_flagged_as_no_performance_result():
     text = render_summary(summarize([_row("aten.a", "pass", 0.01,
                                           label="interpreter-wallclock")]))
     assert "0.01*" in text and "not a chip" in text
+
+
+def test_pass_at_k_attempts_cost_per_solved_and_turns_to_pass():
+    rows = [
+        _row("aten.a", "wrong_output", sample=0, tokens=(100, 0)),
+        _row("aten.a", "pass", 2.0, sample=1, tokens=(100, 0)),
+        _row("aten.b", "pass", 1.0, sample=0, tokens=(100, 0)),
+        _row("aten.b", "pass", 1.0, sample=1, tokens=(100, 0)),
+        _row("aten.c", "no_candidate", sample=0),
+    ]
+    rows[2]["generation"] = '{"first_pass_turn": 3}'
+    rows[1]["generation"] = '{"first_pass_turn": 1}'
+    (summary,) = summarize(rows)
+    assert summary.operators == 3 and summary.attempted == 2 and summary.k == 2
+    assert summary.pass_at_1 == pytest.approx(1 / 3)   # only b passed with its first sample
+    assert summary.pass_at_k == pytest.approx(2 / 3)
+    assert summary.tokens_per_attempted == pytest.approx(200)
+    assert summary.cost_per_solved == pytest.approx(5 * 0.5 / 2)
+    assert summary.mean_turns_to_pass == pytest.approx(2.0)
