@@ -1,8 +1,9 @@
 """Chat endpoints shared by the model-driven methods (``llm``, ``agent``).
 
 Any server that speaks OpenAI's chat-completions protocol works (OpenAI, vLLM, SGLang, a LiteLLM
-proxy, Ollama, DeepSeek, Qwen...), through the official ``openai`` SDK, an optional extra:
-``pip install "kernelgenbench[llm]"``. The SDK retries 429 and 5xx answers with backoff
+proxy, Ollama, DeepSeek, Qwen...), through the official ``openai`` SDK, and Anthropic's models
+through the ``anthropic`` SDK (``provider = "anthropic"``); both are the optional extra
+``pip install "kernelgenbench[llm]"``. The SDKs retry 429 and 5xx answers with backoff
 (``max_retries``). Where the endpoint reports no usage, tokens are estimated (about 4
 characters a token) and marked so. Answers are cached by (provider, endpoint, model, messages,
 sampling parameters, sample index) in the run's store, so a resumed sweep spends no tokens twice.
@@ -91,7 +92,47 @@ class OpenAIChat:
                           estimated=True, latency_s=latency)
 
 
-PROVIDERS = {"openai": OpenAIChat}
+class AnthropicChat:
+    """Anthropic's Messages API through the ``anthropic`` SDK (same retries and accounting)."""
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        try:
+            import anthropic
+        except ImportError:
+            raise UserError("provider anthropic needs the anthropic SDK: pip install "
+                            "\"kernelgenbench[llm]\"") from None
+        key_variable = options["api_key_env"]
+        if options["api_key_env"] == CHAT_DEFAULTS["api_key_env"]:
+            key_variable = "ANTHROPIC_API_KEY"
+        api_key = os.environ.get(key_variable)
+        if not api_key:
+            raise UserError(f"the API key variable {key_variable} is not set (set it, or name "
+                            f"another with api_key_env under [method])")
+        self.options = options
+        self.client = anthropic.Anthropic(base_url=options["base_url"], api_key=api_key,
+                                          max_retries=int(options["max_retries"]),
+                                          timeout=float(options["timeout_s"]))
+
+    def chat(self, messages: list[dict[str, str]]) -> ChatAnswer:
+        started = time.monotonic()
+        # Recent SDKs no longer take temperature as an argument (2.16 does not); the API still
+        # reads it from the request body, where extra_body puts it whatever the SDK version.
+        response = self.client.messages.create(
+            model=self.options["model"], messages=messages,
+            max_tokens=int(self.options["max_tokens"]),
+            extra_body={"temperature": float(self.options["temperature"])})
+        latency = time.monotonic() - started
+        text = "".join(getattr(block, "text", "") for block in response.content or [])
+        usage = getattr(response, "usage", None)
+        if usage is not None and getattr(usage, "input_tokens", None) is not None:
+            return ChatAnswer(text, int(usage.input_tokens), int(usage.output_tokens or 0),
+                              estimated=False, latency_s=latency)
+        prompt_text = "".join(m["content"] for m in messages)
+        return ChatAnswer(text, _estimate_tokens(prompt_text), _estimate_tokens(text),
+                          estimated=True, latency_s=latency)
+
+
+PROVIDERS = {"openai": OpenAIChat, "anthropic": AnthropicChat}
 
 
 def chat_options(given: Mapping[str, Any], extra_defaults: Mapping[str, Any],

@@ -1,6 +1,7 @@
-"""A real HTTP server on 127.0.0.1 that speaks OpenAI's chat-completions protocol from a script.
+"""A real HTTP server on 127.0.0.1 that speaks OpenAI's chat-completions protocol (and
+Anthropic's Messages API on ``.../messages``) from a script.
 
-Each POST to ``.../chat/completions`` takes the next scripted reply: an answer text (with or
+Each POST takes the next scripted reply: an answer text (with or
 without usage) or an HTTP error status. Every request body is kept for the test to inspect.
 """
 
@@ -41,6 +42,9 @@ class ChatServer:
                                          "type": "scripted"}}
                     self._send(reply.status, payload, {"retry-after-ms": "10"})
                     return
+                if self.path.endswith("/messages"):  # Anthropic's Messages API
+                    self._send(200, self._anthropic(body, reply), {})
+                    return
                 payload: dict[str, Any] = {
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
                     "created": 0, "model": body.get("model", "?"),
@@ -52,6 +56,18 @@ class ChatServer:
                                         "completion_tokens": reply.usage[1],
                                         "total_tokens": sum(reply.usage)}
                 self._send(200, payload, {})
+
+            def _anthropic(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+                payload: dict[str, Any] = {
+                    "id": f"msg_{len(server.requests)}", "type": "message", "role": "assistant",
+                    "model": body.get("model", "?"), "stop_reason": "end_turn",
+                    "stop_sequence": None, "content": [{"type": "text", "text": reply.text}],
+                    "usage": {"input_tokens": 0, "output_tokens": 0},
+                }
+                if reply.usage is not None:
+                    payload["usage"] = {"input_tokens": reply.usage[0],
+                                        "output_tokens": reply.usage[1]}
+                return payload
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(payload).encode()

@@ -109,3 +109,23 @@ def test_a_missing_api_key_is_a_user_error(tmp_path):
         done, _ = _run(tmp_path, server, ["aten.relu"], env_key="SOME_OTHER_VARIABLE")
     assert done.returncode == 2 and "KGB_TEST_LLM_KEY is not set" in done.stderr
     assert server.requests == []
+
+
+def test_anthropic_provider_through_its_sdk(tmp_path, registry):
+    kernel = registry.operator("aten.relu").reference_kernel()
+    with ChatServer([Reply(_answer(kernel), usage=(321, 123))]) as server:
+        config = tmp_path / "run.toml"
+        root = server.base_url.rsplit("/v1", 1)[0]
+        config.write_text(
+            f'[run]\nbackend = "cpu"\n[method]\nname = "llm"\nprovider = "anthropic"\n'
+            f'base_url = "{root}"\nmodel = "claude-test"\napi_key_env = "KGB_TEST_LLM_KEY"\n'
+            f'[evaluation]\nseeds = [0]\ntiming = false\n')
+        db = tmp_path / "r.db"
+        done = kgb("run", "--config", str(config), "--db", str(db), "--op", "aten.relu",
+                   env={"KGB_TEST_LLM_KEY": "sk-loopback"})
+    assert done.returncode == 0, done.stderr
+    (row,) = _rows(db)
+    assert row["verdict"] == "pass", row["message"]
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (321, 123)
+    assert server.requests[0]["model"] == "claude-test"
+    assert server.requests[0]["temperature"] == 0.0
