@@ -7,6 +7,7 @@ operator's signature, returns what the reference returns, and launches at least 
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -37,10 +38,15 @@ def extract_code(answer: str) -> str:
     """The kernel source in a model's answer: the last fenced block that defines ``kernel``.
 
     Models often show a usage snippet after the code; the last block defining the entry point is
-    the one meant. An answer with no fence is taken as bare source.
+    the one meant. An answer with no fence is taken as bare source if it is Python, and as no
+    code at all ("") otherwise, which the screen then names as such.
     """
     blocks = _FENCE.findall(answer)
     if not blocks:
+        try:
+            ast.parse(answer)
+        except SyntaxError:
+            return ""
         return answer.strip() + "\n"
     defining = [b for b in blocks if re.search(rf"^def {ENTRY_POINT}\s*\(", b, re.MULTILINE)]
     chosen = defining[-1] if defining else blocks[-1]

@@ -85,7 +85,8 @@ class AgentMethod(Method):
             last_source = extract_code(answer.text)
             result = ctx.evaluate(last_source)
             turns.append({"turn": turn, "verdict": result.verdict, "speedup": result.speedup,
-                          "message": result.message[:500],
+                          "message": result.message[:500], "answer": answer.text,
+                          "code": last_source,
                           "prompt_tokens": answer.prompt_tokens,
                           "completion_tokens": answer.completion_tokens,
                           "tokens_estimated": answer.estimated, "cached": answer.cached})

@@ -69,7 +69,7 @@ def test_a_malformed_answer_gets_a_clear_verdict(tmp_path):
         done, db = _run(tmp_path, server, ["aten.relu"])
     assert done.returncode == 0, done.stderr
     (row,) = _rows(db)
-    assert row["verdict"] == "compile_error" and "SyntaxError" in row["message"]
+    assert row["verdict"] == "screen_rejected" and "holds no code" in row["message"]
 
 
 def test_429_then_success_is_retried(tmp_path, registry):

@@ -223,6 +223,9 @@ def screen_source(source: str) -> ScreenFinding | None:
     if len(source.encode("utf-8", errors="replace")) > MAX_SOURCE_BYTES:
         return ScreenFinding(verdicts.SCREEN_REJECTED,
                              f"source is larger than {MAX_SOURCE_BYTES} bytes")
+    if not source.strip():
+        return ScreenFinding(verdicts.SCREEN_REJECTED,
+                             "the candidate holds no code (a model's answer without a code block)")
     if "\x00" in source:
         return ScreenFinding(verdicts.SCREEN_REJECTED, "source contains NUL bytes (binary?)")
     try:
