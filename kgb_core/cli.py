@@ -193,7 +193,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 db: Optional[str] = typer.Option(None, "--db", help=f"Result store (default {DEFAULT_DB})."),
                 resume: bool = typer.Option(False, "--resume", help="Continue the latest run with the same plan."),
                 seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable)."),
-                timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate.")) -> None:
+                timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate."),
+                samples: Optional[int] = typer.Option(None, "--samples", help="Candidates per operator (pass@k), for methods that take it.")) -> None:
     """Run a sweep: generate with a method, evaluate on a backend, store every result."""
     from kgb_core.store import ResultStore
     from kgb_core.sweep import plan_sweep, run_sweep
@@ -201,6 +202,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
     config = load_config(config_file) if config_file else RunConfig()
     config = apply_overrides(config, sources=source, ops=op, tags=tag, method=method,
                              backend=backend, db=db, seeds=seeds, timeout_s=timeout)
+    if samples is not None:
+        config.method_options = {**config.method_options, "samples": samples}
     reg = registry()
     plan = plan_sweep(config, reg)
     if plan.backend_note:

@@ -19,11 +19,11 @@ def _run(tmp_path, server, ops, *, samples=1, extra="", env_key="KGB_TEST_LLM_KE
     config.write_text(
         f'[run]\nbackend = "cpu"\n'
         f'[method]\nname = "llm"\nbase_url = "{server.base_url}"\nmodel = "test-model"\n'
-        f'api_key_env = "KGB_TEST_LLM_KEY"\nsamples = {samples}\nmax_retries = 2\n'
+        f'api_key_env = "KGB_TEST_LLM_KEY"\nmax_retries = 2\n'
         f'price_input_per_mtok = 2.0\nprice_output_per_mtok = 10.0\n{extra}'
         f'[evaluation]\nseeds = [0]\ntiming = false\n')
     db = tmp_path / "r.db"
-    args = ["run", "--config", str(config), "--db", str(db)]
+    args = ["run", "--config", str(config), "--db", str(db), "--samples", str(samples)]
     for op in ops:
         args += ["--op", op]
     done = kgb(*args, env={env_key: "sk-loopback"})
