@@ -131,3 +131,16 @@ def test_a_candidate_that_is_not_a_python_file_is_refused(tmp_path):
     huge.write_text("#" * 1_000_001)
     done = kgb("eval", str(huge), "--op", "aten.relu", "--backend", "cpu")
     assert done.returncode == 2 and "at most" in done.stderr
+
+
+def test_eval_output_never_names_or_describes_a_heldout_case(tmp_path, registry):
+    spec = registry.operator("aten.softmax")
+    kernel = tmp_path / "k.py"
+    kernel.write_text(spec.reference_kernel())
+    done = kgb("eval", str(kernel), "--op", spec.id, "--backend", "cpu", "--json", "--no-timing")
+    result = json.loads(done.stdout)
+    heldout = [c for c in result["cases"] if c["heldout"]]
+    assert heldout and all(c["case"].startswith("heldout-") and "params" not in c for c in heldout)
+    for case in spec.cases:
+        if case.heldout:
+            assert case.name not in done.stdout

@@ -97,6 +97,14 @@ def _unchanged(now: Any, before: Any) -> bool:
     return True
 
 
+def case_label(spec: OperatorSpec, case: ShapeCase) -> str:
+    """A case's name in results; held-out cases get a neutral one, since names hint at shapes."""
+    if not case.heldout:
+        return case.name
+    heldout = [c for c in spec.cases if c.heldout]
+    return f"heldout-{heldout.index(case) + 1}"
+
+
 def _os_threads() -> set[str]:
     """The process's threads as the kernel sees them (Linux), Python-made or not."""
     try:
@@ -266,8 +274,8 @@ class CandidateChecker:
     def _trial(self, spec: OperatorSpec, case: ShapeCase, dtype: str, seed: int) -> tuple[dict[str, Any], Any]:
         inputs = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
         pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
-        record: dict[str, Any] = {"case": case.name, "tier": case.tier, "dtype": dtype,
-                                  "seed": seed, "heldout": case.heldout}
+        record: dict[str, Any] = {"case": case_label(spec, case), "tier": case.tier,
+                                  "dtype": dtype, "seed": seed, "heldout": case.heldout}
         if not case.heldout:
             record["params"] = dict(case.params)
         try:
@@ -287,8 +295,9 @@ class CandidateChecker:
         for case in sorted(cases, key=lambda c: c.heldout):  # shown cases first
             for dtype in spec.dtypes:
                 if dtype in quirks.skipped_dtypes:
-                    result.cases.append({"case": case.name, "tier": case.tier, "dtype": dtype,
-                                         "status": "skipped", "heldout": case.heldout,
+                    result.cases.append({"case": case_label(spec, case), "tier": case.tier,
+                                         "dtype": dtype, "status": "skipped",
+                                         "heldout": case.heldout,
                                          "message": quirks.skipped_dtypes[dtype]})
                 else:
                     runnable.append((case, dtype))
