@@ -56,22 +56,45 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // CHARS_PER_TOKEN)
 
 
+def _api_key(options: Mapping[str, Any], default_variable: str) -> str:
+    """The key from the variable ``api_key_env`` names (a provider's own one by default)."""
+    variable = options["api_key_env"]
+    if variable == CHAT_DEFAULTS["api_key_env"]:
+        variable = default_variable
+    api_key = os.environ.get(variable)
+    if not api_key:
+        raise UserError(f"the API key variable {variable} is not set (set it, or name another "
+                        f"with api_key_env under [method])")
+    return api_key
+
+
+def _answer(text: str, usage: tuple[Any, Any] | None, messages: list[dict[str, str]],
+            latency_s: float) -> ChatAnswer:
+    """Token counts as the endpoint reported them, or estimated (and marked) if it did not."""
+    if usage is not None and usage[0] is not None:
+        return ChatAnswer(text, int(usage[0]), int(usage[1] or 0), estimated=False,
+                          latency_s=latency_s)
+    prompt_text = "".join(m["content"] for m in messages)
+    return ChatAnswer(text, _estimate_tokens(prompt_text), _estimate_tokens(text),
+                      estimated=True, latency_s=latency_s)
+
+
+def _sdk(module: str, provider: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError:
+        raise UserError(f"provider {provider} needs the {module} SDK: pip install "
+                        f"\"kernelgenbench[llm]\"") from None
+
+
 class OpenAIChat:
     """Chat completions through the ``openai`` SDK."""
 
     def __init__(self, options: Mapping[str, Any]) -> None:
-        try:
-            import openai
-        except ImportError:
-            raise UserError("methods llm and agent need the openai SDK: pip install "
-                            "\"kernelgenbench[llm]\"") from None
-        key_variable = options["api_key_env"]
-        api_key = os.environ.get(key_variable)
-        if not api_key:
-            raise UserError(f"the API key variable {key_variable} is not set (set it, or name "
-                            f"another with api_key_env under [method])")
+        openai = _sdk("openai", "openai")
         self.options = options
-        self.client = openai.OpenAI(base_url=options["base_url"], api_key=api_key,
+        self.client = openai.OpenAI(base_url=options["base_url"],
+                                    api_key=_api_key(options, "OPENAI_API_KEY"),
                                     max_retries=int(options["max_retries"]),
                                     timeout=float(options["timeout_s"]))
 
@@ -84,32 +107,18 @@ class OpenAIChat:
         latency = time.monotonic() - started
         text = (response.choices[0].message.content or "") if response.choices else ""
         usage = getattr(response, "usage", None)
-        if usage is not None and usage.prompt_tokens is not None:
-            return ChatAnswer(text, int(usage.prompt_tokens), int(usage.completion_tokens or 0),
-                              estimated=False, latency_s=latency)
-        prompt_text = "".join(m["content"] for m in messages)
-        return ChatAnswer(text, _estimate_tokens(prompt_text), _estimate_tokens(text),
-                          estimated=True, latency_s=latency)
+        return _answer(text, (usage.prompt_tokens, usage.completion_tokens) if usage else None,
+                       messages, latency)
 
 
 class AnthropicChat:
     """Anthropic's Messages API through the ``anthropic`` SDK (same retries and accounting)."""
 
     def __init__(self, options: Mapping[str, Any]) -> None:
-        try:
-            import anthropic
-        except ImportError:
-            raise UserError("provider anthropic needs the anthropic SDK: pip install "
-                            "\"kernelgenbench[llm]\"") from None
-        key_variable = options["api_key_env"]
-        if options["api_key_env"] == CHAT_DEFAULTS["api_key_env"]:
-            key_variable = "ANTHROPIC_API_KEY"
-        api_key = os.environ.get(key_variable)
-        if not api_key:
-            raise UserError(f"the API key variable {key_variable} is not set (set it, or name "
-                            f"another with api_key_env under [method])")
+        anthropic = _sdk("anthropic", "anthropic")
         self.options = options
-        self.client = anthropic.Anthropic(base_url=options["base_url"], api_key=api_key,
+        self.client = anthropic.Anthropic(base_url=options["base_url"],
+                                          api_key=_api_key(options, "ANTHROPIC_API_KEY"),
                                           max_retries=int(options["max_retries"]),
                                           timeout=float(options["timeout_s"]))
 
@@ -124,12 +133,9 @@ class AnthropicChat:
         latency = time.monotonic() - started
         text = "".join(getattr(block, "text", "") for block in response.content or [])
         usage = getattr(response, "usage", None)
-        if usage is not None and getattr(usage, "input_tokens", None) is not None:
-            return ChatAnswer(text, int(usage.input_tokens), int(usage.output_tokens or 0),
-                              estimated=False, latency_s=latency)
-        prompt_text = "".join(m["content"] for m in messages)
-        return ChatAnswer(text, _estimate_tokens(prompt_text), _estimate_tokens(text),
-                          estimated=True, latency_s=latency)
+        return _answer(text, (getattr(usage, "input_tokens", None),
+                              getattr(usage, "output_tokens", None)) if usage else None,
+                       messages, latency)
 
 
 PROVIDERS = {"openai": OpenAIChat, "anthropic": AnthropicChat}
