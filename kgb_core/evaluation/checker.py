@@ -32,12 +32,12 @@ import torch
 from kgb_core.backends import Backend
 from kgb_core.candidates import ENTRY_POINT
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.compare import compare_outputs
+from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.integrity import IntegrityGuard
 from kgb_core.evaluation.launches import LaunchCounter
 from kgb_core.evaluation.recorder import TorchOpRecorder
 from kgb_core.evaluation.results import EvalResult
-from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase
+from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase, Tolerance
 from kgb_core.stats import geometric_mean
 from kgb_core.timing import Timer
 
@@ -259,6 +259,18 @@ class CandidateChecker:
                 return {"status": verdicts.INPUT_MUTATED,
                         "message": f"argument {index} was modified, and {spec.id} does not "
                                    f"write it"}
+        comparison, tolerance = self._compare_with_reference(spec, case, dtype, actual, inputs,
+                                                             reference_inputs)
+        return {"status": comparison.verdict, "message": comparison.message,
+                "tolerance": {"rtol": tolerance.rtol, "atol": tolerance.atol},
+                "max_abs_error": comparison.max_abs_error,
+                "max_rel_error": comparison.max_rel_error}
+
+    def _compare_with_reference(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
+                                actual: Any, inputs: list[Any],
+                                reference_inputs: list[Any]) -> tuple[Comparison, Tolerance]:
+        """The reference, run now on its own copy of the inputs, against the return value and
+        every argument the operator writes in place."""
         expected = spec.reference(*reference_inputs)
         self.backend.synchronize()
         tolerance = spec.tolerance(dtype, case.params)
@@ -266,10 +278,7 @@ class CandidateChecker:
         for index in spec.mutated_args:
             comparison.absorb(compare_outputs(inputs[index], reference_inputs[index], tolerance,
                                               where=f"argument {index} (written in place)"))
-        return {"status": comparison.verdict, "message": comparison.message,
-                "tolerance": {"rtol": tolerance.rtol, "atol": tolerance.atol},
-                "max_abs_error": comparison.max_abs_error,
-                "max_rel_error": comparison.max_rel_error}
+        return comparison, tolerance
 
     def _trial(self, spec: OperatorSpec, case: ShapeCase, dtype: str, seed: int) -> tuple[dict[str, Any], Any]:
         inputs = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
@@ -354,18 +363,23 @@ class CandidateChecker:
         case, dtype = first
         inputs = list(spec.make_inputs(InputContext(case, dtype, seeds[0], self.device)))
         self._call(list(inputs))
-        fresh = list(spec.make_inputs(InputContext(case, dtype, seeds[1], self.device)))
+        self._call_with_new_values(spec, case, dtype, inputs, seeds[1], when)
+
+    def _call_with_new_values(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
+                              inputs: list[Any], seed: int, when: str) -> None:
+        """New values written into the same input tensors, one more call: a right answer for
+        the old values is a stale output."""
+        fresh = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
         for target, values in zip(_tensors(inputs), _tensors(fresh)):
             target.copy_(values)
         pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
         actual = self._call(inputs)
         record = self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual)
-        if record["status"] == verdicts.WRONG_OUTPUT:
-            raise CandidateFailure(verdicts.STALE_OUTPUT,
-                                   f"{when} with new values written into the same input tensors "
-                                   f"the output did not follow: {record['message']}")
         if record["status"] != verdicts.PASS:
-            raise CandidateFailure(record["status"], f"{when}: {record['message']}")
+            verdict = (verdicts.STALE_OUTPUT if record["status"] == verdicts.WRONG_OUTPUT
+                       else record["status"])
+            raise CandidateFailure(verdict, f"{when}, with new values written into the same "
+                                   f"input tensors: {record['message']}")
 
     def _ghost_replay(self, spec: OperatorSpec, first: tuple[ShapeCase, str]) -> None:
         case, dtype = first
@@ -377,11 +391,8 @@ class CandidateChecker:
             if failure.verdict in (verdicts.TAMPERING, verdicts.DEFERRED_WORK):
                 raise
             return  # crashing without its kernels is what a real kernel does
-        expected = spec.reference(*reference_inputs)
-        tolerance = spec.tolerance(dtype, case.params)
-        comparison = compare_outputs(actual, expected, tolerance)
-        for index in spec.mutated_args:
-            comparison.absorb(compare_outputs(inputs[index], reference_inputs[index], tolerance))
+        comparison, _ = self._compare_with_reference(spec, case, dtype, actual, inputs,
+                                                     reference_inputs)
         if comparison.ok:
             raise CandidateFailure(verdicts.GHOST_REPLAY_MATCHED,
                                    "with every Triton launch made a no-op, kernel(...) still "
@@ -414,24 +425,11 @@ class CandidateChecker:
                 "speedup": reference.median_ms / candidate.median_ms
                 if candidate.median_ms > 0 else None,
             })
-            self._check_after_timing(spec, case, dtype, inputs)
+            # The timed inputs get new values: an output cached while timed shows here.
+            self._call_with_new_values(spec, case, dtype, inputs, AFTER_TIMING_SEED,
+                                       "after timing")
         result.timing_label = self.timer.label
         if result.timings:
             result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in result.timings)
             result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in result.timings)
             result.speedup = geometric_mean(t["speedup"] for t in result.timings)
-
-    def _check_after_timing(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
-                            inputs: list[Any]) -> None:
-        """The timed inputs get new values: an output cached while being timed shows here."""
-        fresh = list(spec.make_inputs(InputContext(case, dtype, AFTER_TIMING_SEED, self.device)))
-        for target, values in zip(_tensors(inputs), _tensors(fresh)):
-            target.copy_(values)
-        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
-        actual = self._call(inputs)
-        record = self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual)
-        if record["status"] != verdicts.PASS:
-            verdict = (verdicts.STALE_OUTPUT if record["status"] == verdicts.WRONG_OUTPUT
-                       else record["status"])
-            raise CandidateFailure(verdict, "after timing, with new values in the timed inputs: "
-                                   + record["message"])

@@ -16,6 +16,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from kgb_core.evaluation.launches import launch_classes
+
 # Not torch.manual_seed: importing torch._dynamo (which torch does lazily) rebinds it.
 _TORCH_FUNCTIONS = (
     "allclose", "equal", "isclose", "isfinite", "isnan", "isinf", "where", "abs", "empty",
@@ -37,7 +39,6 @@ def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
 
     import torch
     import triton
-    from triton.runtime.jit import JITFunction
 
     guarded: list[tuple[str, Any, tuple[str, ...] | None]] = [
         ("builtins", builtins, None),
@@ -48,15 +49,9 @@ def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
         ("torch.cuda", torch.cuda, _TORCH_CUDA_FUNCTIONS),
         ("torch.cuda.Event", torch.cuda.Event, _CUDA_EVENT_METHODS),
         ("triton", triton, ("jit", "autotune", "heuristics", "cdiv")),
-        ("triton.runtime.jit.JITFunction", JITFunction, ("run", "__getitem__")),
     ]
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
-        pass
-    else:
-        guarded.append(("triton.runtime.interpreter.InterpretedFunction", InterpretedFunction,
-                        ("run", "__getitem__")))
+    guarded += [(f"{cls.__module__}.{cls.__qualname__}", cls, ("run", "__getitem__"))
+                for cls in launch_classes()]
     try:
         import triton.testing as triton_testing
     except ImportError:  # pragma: no cover

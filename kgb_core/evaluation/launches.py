@@ -33,7 +33,7 @@ class LaunchCounter:
     def install(self) -> None:
         if self._installed:
             return
-        for cls in _launch_classes():
+        for cls in launch_classes():
             _wrap_run(cls, self)
         self._installed = True
 
@@ -45,7 +45,8 @@ class LaunchCounter:
             self.streams.add(self._stream_probe())
 
 
-def _launch_classes() -> list[type]:
+def launch_classes() -> list[type]:
+    """The classes every Triton launch goes through (also guarded against replacement)."""
     classes: list[type] = []
     from triton.runtime.jit import JITFunction
 

@@ -40,10 +40,10 @@ def main() -> int:
         from kgb_core.evaluation.launches import LaunchCounter
         from kgb_core.timing import TimingSettings
 
-        counter = LaunchCounter(stream_probe=backend.current_stream
-                                if backend.current_stream() is not None else None)
-        counter.install()
         harness_stream = backend.current_stream()
+        counter = LaunchCounter(stream_probe=backend.current_stream
+                                if harness_stream is not None else None)
+        counter.install()
         from kgb_core.evaluation.recorder import TorchOpRecorder
 
         with TorchOpRecorder():  # the first dispatch mode imports torch._dynamo (about 1 s):
