@@ -50,7 +50,11 @@ class CpuInterpreterBackend(Backend):
         return Availability(True, "Triton's interpreter is always available")
 
     def worker_environment(self) -> dict[str, str]:
-        return {"TRITON_INTERPRET": "1"}
+        # MALLOC_PERTURB_: glibc fills every allocation, large (mmap'd) ones included, with the
+        # byte 0xFE (1 ^ 0xFF): huge values in every float and int dtype, NaN in fp16/bf16.
+        # Fresh pages from the OS are zeros otherwise, so an output a kernel never writes could
+        # pass for an operator whose right answer is zeros (zeros, zero_, tril of a triangle).
+        return {"TRITON_INTERPRET": "1", "MALLOC_PERTURB_": "1"}
 
     def setup(self) -> str:
         return "cpu"

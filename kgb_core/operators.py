@@ -153,6 +153,10 @@ class OperatorSpec:
     ``baseline``, when given, is what the candidate is timed against instead of ``reference``:
     the native PyTorch call, where the reference must compute more accurately than it (e.g.
     fp16 cumsum accumulated in fp32) and so would make a slower, unfair baseline.
+    ``compared``, when given, maps ``(returned value, arguments after the call)`` to what is
+    compared with the reference's, replacing the default (the returned value, then each
+    argument in ``mutated_args``): an fp8 output is compared after dequantising it with the
+    scale the operator defines, for instance, since its raw bytes differ by rounding mode.
     """
 
     source: str
@@ -171,6 +175,7 @@ class OperatorSpec:
     mutated_args: tuple[int, ...] = ()
     reference_kernel: Callable[[], str] | None = None
     baseline: Callable[..., Any] | None = None
+    compared: Callable[[Any, Sequence[Any]], Any] | None = None
 
     @property
     def id(self) -> str:

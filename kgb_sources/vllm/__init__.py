@@ -1,0 +1,38 @@
+"""The ``vllm`` source: vLLM's production custom operators (vLLM 0.13 semantics), each with a
+plain-PyTorch reference that runs on CPU, shape cases at Llama/Qwen/DeepSeek sizes and small
+ones for the interpreter, and a known-good Triton kernel.
+
+vLLM's ops write into out-parameters and update arguments in place (``rms_norm(out, input,
+weight, eps)``); a spec's ``mutated_args`` names exactly the arguments the candidate writes, and
+the checker compares those and requires every other argument to come back unchanged.
+"""
+
+from __future__ import annotations
+
+from kgb_core import hookimpl
+from kgb_core.operators import OperatorSource, OperatorSpec
+
+from kgb_sources.vllm._build import SOURCE
+
+# Each family is a module with ``operators() -> list[OperatorSpec]``.
+FAMILIES: tuple[str, ...] = ()
+
+
+def build_operators() -> list[OperatorSpec]:
+    import importlib
+
+    specs: list[OperatorSpec] = []
+    for family in FAMILIES:
+        module = importlib.import_module(f"kgb_sources.vllm.{family}")
+        specs.extend(module.operators())
+    return specs
+
+
+@hookimpl
+def kgb_register_sources(register):
+    register(OperatorSource(
+        name=SOURCE,
+        description="vLLM's custom operators with vLLM's exact semantics, out-parameters "
+                    "and in-place updates",
+        build=build_operators,
+    ))
