@@ -13,6 +13,11 @@ KERNELS = Path(__file__).parent / "kernels"
 # vLLM serves in fp16/bf16 and checks fp32 as well; bf16 is skipped on the CPU backend.
 FLOATS = FLOAT_DTYPES
 
+# Operator name -> the dotted path of vLLM's own callable (``vllm._custom_ops.rms_norm``), taking
+# the same arguments as the spec's reference: where vllm is importable, the reference can be
+# checked against it on the same inputs.
+VLLM_CALLABLES: dict[str, str] = {}
+
 
 @lru_cache(maxsize=None)
 def kernel_file(name: str) -> str:
@@ -30,7 +35,10 @@ def vllm_op(name: str, *, signature: str, description: str,
             tolerance_overrides: Mapping[str, Tolerance] | None = None,
             compared: Callable[[Any, Sequence[Any]], Any] | None = None,
             reference_kernel: Callable[[], str] | None = None,
-            baseline: Callable[..., Any] | None = None) -> OperatorSpec:
+            baseline: Callable[..., Any] | None = None,
+            vllm_callable: str | None = None) -> OperatorSpec:
+    if vllm_callable is not None:
+        VLLM_CALLABLES[name] = vllm_callable
     extra: dict[str, Any] = {}
     if reduce_dim is not None:
         extra["reduce_dim"] = reduce_dim
