@@ -38,8 +38,8 @@ class CpuInterpreterBackend(Backend):
     )
     watch_os_threads = True
     # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
-    default_timing = TimingSettings(warmup_ms=0.0, rep_ms=100.0, min_repetitions=3,
-                                    max_repetitions=20)
+    default_timing = TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
+                                    max_repetitions=5)
 
     def probe(self) -> Availability:
         try:

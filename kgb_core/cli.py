@@ -194,7 +194,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 resume: bool = typer.Option(False, "--resume", help="Continue the latest run with the same plan."),
                 seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable)."),
                 timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate."),
-                samples: Optional[int] = typer.Option(None, "--samples", help="Candidates per operator (pass@k), for methods that take it.")) -> None:
+                samples: Optional[int] = typer.Option(None, "--samples", help="Candidates per operator (pass@k), for methods that take it."),
+                no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only.")) -> None:
     """Run a sweep: generate with a method, evaluate on a backend, store every result."""
     from kgb_core.store import ResultStore
     from kgb_core.sweep import plan_sweep, run_sweep
@@ -204,6 +205,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                              backend=backend, db=db, seeds=seeds, timeout_s=timeout)
     if samples is not None:
         config.method_options = {**config.method_options, "samples": samples}
+    if no_timing:
+        config.timing = False
     reg = registry()
     plan = plan_sweep(config, reg)
     if plan.backend_note:

@@ -1,6 +1,10 @@
-"""Negative controls for every operator: zeros, the input, and uninitialised memory are
-rejected. Each control launches the operator's own reference kernel first, so the Triton-launch
-rule cannot be what rejects it: the value checks must."""
+"""Negative controls for every operator of every source: zeros, the input, and uninitialised
+memory are rejected. Each control launches the operator's own reference kernel first, so the
+Triton-launch rule cannot be what rejects it: the value checks must.
+
+An operator's results are its return value and the arguments it writes (``mutated_args``,
+vLLM's out-parameters and in-place updates): each control spoils all of them.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +13,29 @@ import pytest
 from kgb_core.evaluation import verdicts
 from kgb_core.plugins import load_registry
 
-SPECS = load_registry().operators(["aten"])
+SPECS = load_registry().operators()
 
 _COMMON = '''
 
 _kgb_reference_kernel = kernel
 
 
-def _kgb_outputs(value):
+def _kgb_tensors(value):
     if isinstance(value, torch.Tensor):
         return [value]
-    return [t for v in value for t in _kgb_outputs(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _kgb_tensors(v)]
+    return []
+
+
+def _kgb_results(out, args):
+    """The returned tensors and the written arguments, once each."""
+    seen, results = set(), []
+    for tensor in _kgb_tensors(out) + [t for i in _KGB_WRITTEN for t in _kgb_tensors(args[i])]:
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            results.append(tensor)
+    return results
 '''
 
 CONTROLS = {
@@ -33,34 +49,48 @@ def _kgb_zero_fill(ptr, n, BLOCK: tl.constexpr):
 
 def kernel(*args):
     out = _kgb_reference_kernel(*args)
-    for tensor in _kgb_outputs(out):
+    for tensor in _kgb_results(out, args):
         flat = tensor.contiguous()
         _kgb_zero_fill[(triton.cdiv(max(flat.numel(), 1), 1024),)](flat, flat.numel(), BLOCK=1024)
         tensor.copy_(flat)
     return out
 ''',
+    # The first tensor argument comes back as the result, and written arguments keep the
+    # values they came with (the reference kernel runs on copies).
     "input": _COMMON + '''
 
 def kernel(*args):
-    _kgb_reference_kernel(*args)
+    copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    out = _kgb_reference_kernel(*copies)
+    if out is None:
+        return None
     return next(arg for arg in args if isinstance(arg, torch.Tensor))
 ''',
     "empty_like": _COMMON + '''
 
 def kernel(*args):
     out = _kgb_reference_kernel(*args)
+    for i in _KGB_WRITTEN:
+        for tensor in _kgb_tensors(args[i]):
+            tensor.copy_(torch.empty_like(tensor))
     if isinstance(out, torch.Tensor):
         return torch.empty_like(out)
+    if out is None:
+        return None
     return type(out)(torch.empty_like(t) for t in out)
 ''',
 }
 
 
+def control_source(spec, control: str) -> str:
+    return (spec.reference_kernel() + f"\n\n_KGB_WRITTEN = {tuple(spec.mutated_args)!r}\n"
+            + CONTROLS[control])
+
+
 @pytest.mark.parametrize("control", sorted(CONTROLS))
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
 def test_negative_control_is_rejected(cpu_evaluator, spec, control):
-    source = spec.reference_kernel() + CONTROLS[control]
-    result = cpu_evaluator.evaluate(spec.id, source)
+    result = cpu_evaluator.evaluate(spec.id, control_source(spec, control))
     assert result.verdict != verdicts.PASS, f"{control} control passed {spec.id}"
     checked = [c for c in result.cases if c["status"] != "skipped"]
     assert checked, "the control must have been run on at least one case"
