@@ -105,7 +105,10 @@ class NvidiaBackend(Backend):
         return torch.cuda.current_stream().cuda_stream
 
     # No address-space limit: the CUDA driver reserves far more virtual memory than it uses,
-    # and RLIMIT_AS makes CUDA initialisation fail. Device memory is bounded by the card.
+    # and RLIMIT_AS makes CUDA initialisation fail. Device memory is bounded by the card; host
+    # memory by the harness's watch on the worker's resident size.
+    def worker_host_memory_limit(self) -> int | None:
+        return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))
 
     def device_name(self) -> str:
         import torch

@@ -93,6 +93,13 @@ class Backend(ABC):
         """rlimits for the worker process, by ``resource`` name (e.g. ``RLIMIT_AS``)."""
         return {}
 
+    def worker_host_memory_limit(self) -> int | None:
+        """Bytes of resident host memory after which the harness kills the worker (verdict
+        ``oom``): for backends that cannot use ``RLIMIT_AS`` (a GPU driver reserves huge
+        address ranges), so that a candidate hoarding host memory ends before the machine's
+        OOM killer picks a victim."""
+        return None
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

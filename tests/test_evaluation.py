@@ -133,3 +133,30 @@ def test_the_worker_has_no_secrets_a_scratch_home_and_limits(monkeypatch, regist
     assert str(12 * (1 << 30)) in address_space
     core = next(line for line in limits.splitlines() if "core file" in line)
     assert core.split()[4] == "0", core  # "Max core file size  <soft> <hard> bytes"
+
+
+def test_a_worker_hoarding_host_memory_is_killed_as_oom_where_no_rlimit_can_bound_it(registry):
+    """GPU backends cannot use RLIMIT_AS (the driver reserves huge address ranges), so the
+    harness watches the worker's resident size instead; here on the CPU backend with a limit
+    set by hand, and the address-space limit raised so that it is the watch that acts."""
+    backend = registry.backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    limits = {**backend.worker_limits(), "RLIMIT_AS": 64 << 30}
+    hog = registry.operator("aten.neg").reference_kernel() + '''
+
+_right = kernel
+
+
+def kernel(x):
+    hoard = torch.ones(3 << 30, dtype=torch.uint8)
+    import time
+    time.sleep(5)
+    return _right(x) if hoard.numel() else None
+'''
+    with Evaluator(backend.name, backend.worker_environment(), settings, limits,
+                   host_memory_limit=2 << 30) as evaluator:
+        result = evaluator.evaluate("aten.neg", hog)
+        assert result.verdict == verdicts.OOM, result.message
+        assert "host memory" in result.message
+        after = evaluator.evaluate("aten.neg", registry.operator("aten.neg").reference_kernel())
+        assert after.verdict == verdicts.PASS

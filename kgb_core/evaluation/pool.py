@@ -58,6 +58,26 @@ class WorkerTimedOut(Exception):
     pass
 
 
+class WorkerOutOfMemory(Exception):
+    def __init__(self, resident_bytes: int, limit_bytes: int, log_tail: str) -> None:
+        super().__init__(f"worker resident memory {resident_bytes} over {limit_bytes}")
+        self.resident_bytes = resident_bytes
+        self.limit_bytes = limit_bytes
+        self.log_tail = log_tail
+
+
+def resident_bytes(pid: int) -> int:
+    """The process's resident set size (Linux), 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def worker_environment(backend_env: dict[str, str], backend_name: str,
                        scratch: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
@@ -110,8 +130,10 @@ class WorkerProcess:
     """One child process and the pipe its messages come back on."""
 
     def __init__(self, backend_name: str, backend_env: dict[str, str], scratch: Path,
-                 startup_timeout_s: float, limits: dict[str, int] | None = None) -> None:
+                 startup_timeout_s: float, limits: dict[str, int] | None = None,
+                 host_memory_limit: int | None = None) -> None:
         self.scratch = scratch
+        self.host_memory_limit = host_memory_limit
         self.log_path = scratch / f"worker-{time.time_ns()}.log"
         self._log = open(self.log_path, "wb")
         read_fd, write_fd = os.pipe()
@@ -154,10 +176,16 @@ class WorkerProcess:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerTimedOut()
-            ready, _, _ = select.select([self._read_fd], [], [], min(remaining, 1.0))
+            tick = 0.25 if self.host_memory_limit else 1.0
+            ready, _, _ = select.select([self._read_fd], [], [], min(remaining, tick))
             if not ready:
                 if self.process.poll() is not None:
                     raise WorkerDied(self.process.returncode, self.log_tail())
+                if self.host_memory_limit:
+                    resident = resident_bytes(self.process.pid)
+                    if resident > self.host_memory_limit:
+                        raise WorkerOutOfMemory(resident, self.host_memory_limit,
+                                                self.log_tail())
                 continue
             chunk = os.read(self._read_fd, 1 << 20)
             if not chunk:
@@ -208,10 +236,12 @@ class Evaluator:
     """Evaluates candidate sources for one backend; owns the worker and the scratch folder."""
 
     def __init__(self, backend_name: str, backend_env: dict[str, str],
-                 settings: EvaluationSettings, limits: dict[str, int] | None = None) -> None:
+                 settings: EvaluationSettings, limits: dict[str, int] | None = None,
+                 host_memory_limit: int | None = None) -> None:
         self.backend_name = backend_name
         self.backend_env = backend_env
         self.limits = limits or {}
+        self.host_memory_limit = host_memory_limit
         self.settings = settings
         self.scratch = Path(tempfile.mkdtemp(prefix=f"kgb-{backend_name}-"))
         self._worker: WorkerProcess | None = None
@@ -222,7 +252,8 @@ class Evaluator:
     @classmethod
     def for_backend(cls, backend: "Backend", settings: EvaluationSettings) -> "Evaluator":
         """An evaluator with the backend's worker environment and limits."""
-        return cls(backend.name, backend.worker_environment(), settings, backend.worker_limits())
+        return cls(backend.name, backend.worker_environment(), settings, backend.worker_limits(),
+                   backend.worker_host_memory_limit())
 
     def __enter__(self) -> "Evaluator":
         return self
@@ -242,7 +273,8 @@ class Evaluator:
     def _ensure_worker(self) -> WorkerProcess:
         if self._worker is None:
             self._worker = WorkerProcess(self.backend_name, self.backend_env, self.scratch,
-                                         self.settings.startup_timeout_s, self.limits)
+                                         self.settings.startup_timeout_s, self.limits,
+                                         self.host_memory_limit)
             self.worker_starts += 1
             self.worker_info = self._worker.info
         return self._worker
@@ -282,6 +314,13 @@ class Evaluator:
             return EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.TIMEOUT,
                               message=f"no answer within {self.settings.timeout_s:g} s; the "
                                       f"worker was killed", log_tail=tail)
+        except WorkerOutOfMemory as hog:
+            self._retire_worker(kill=True)
+            return EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.OOM,
+                              message=f"the worker held {hog.resident_bytes / (1 << 30):.1f} GiB "
+                                      f"of host memory, over the limit of "
+                                      f"{hog.limit_bytes / (1 << 30):.1f} GiB; it was killed",
+                              log_tail=hog.log_tail)
         except WorkerDied as died:
             self._retire_worker(kill=True)
             hint = (" (the system's out-of-memory killer sends SIGKILL)"

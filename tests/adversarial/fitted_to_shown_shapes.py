@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: heldout_failed
+# expect-nvidia: wrong_output (the GPU's large shown cases come before the held-out ones and catch the fit)
 # Handles the element counts of the shown cases only (1, 4773, 2112, 3111 elements).
 import torch
 import triton
