@@ -24,7 +24,9 @@ UNARY_CASES = (
 @dataclass(frozen=True)
 class Unary:
     name: str
-    expression: str          # Triton expression of the fp32 value `x`
+    # Triton expression of the fp32 value `x`; None: the op has its own kernel file,
+    # kernels/<name>.py, instead of the unary template.
+    expression: str | None
     reference: Callable[[Any], Any]
     description: str
     flops_per_element: int = 1
@@ -33,8 +35,6 @@ class Unary:
     tags: tuple[str, ...] = ("elementwise",)
     # Inputs from draw(ctx, shape) when set (zeros mixed in, signed magnitudes), else as above.
     draw: Callable[[InputContext, tuple[int, ...]], Any] | None = None
-    # False: the op has its own kernel file, kernels/<name>.py, instead of the unary template.
-    templated: bool = True
     baseline: Callable[[Any], Any] | None = None  # timed instead of reference when set
 
 
@@ -132,9 +132,9 @@ UNARY = (
           "Elementwise inverse hyperbolic cosine, log(x + sqrt(x*x - 1)); inputs are >= 1 "
           "(the cases draw x from [1, 6)).", flops_per_element=6, low=1.0, high=6.0),
     # Triton has no asin: kernels/asin.py is Cephes' asinf polynomial (error ~ 2.5e-7).
-    Unary("asin", "", _torch("asin"),
+    Unary("asin", None, _torch("asin"),
           "Elementwise inverse sine in radians; inputs lie in (-1, 1).", flops_per_element=12,
-          low=-0.999, high=0.999, templated=False),
+          low=-0.999, high=0.999),
     Unary("cosh", "0.5 * (tl.exp(x) + tl.exp(-x))", _torch("cosh"),
           "Elementwise hyperbolic cosine, (e**x + e**-x) / 2.", flops_per_element=5),
     Unary("erfc", "1.0 - tl.math.erf(x)", _torch("erfc"),
@@ -220,7 +220,8 @@ def _unary_spec(op: Unary) -> OperatorSpec:
         flops=lambda p, k=op.flops_per_element: k * numel(p["shape"]),
         bytes_moved=lambda p, size: 2 * numel(p["shape"]) * size,
         tags=("pointwise",) + op.tags,
-        reference_kernel=from_template("unary", expr=op.expression) if op.templated else None,
+        reference_kernel=(None if op.expression is None
+                          else from_template("unary", expr=op.expression)),
         baseline=op.baseline,
     )
 
