@@ -77,7 +77,8 @@ def test_timing_is_labelled_as_interpreter_time(registry):
         result = evaluator.evaluate(spec.id, spec.reference_kernel())
     assert result.passed, result.message
     assert result.timing_label == "interpreter-wallclock"
-    assert result.timings and all(t["candidate"]["repetitions"] >= 3 for t in result.timings)
+    fewest = backend.default_timing.min_repetitions
+    assert result.timings and all(t["candidate"]["repetitions"] >= fewest for t in result.timings)
     assert result.speedup is not None and result.speedup > 0
     assert result.candidate_ms > 0 and result.reference_ms > 0
 
