@@ -11,7 +11,7 @@ from kgb_sources.aten._build import SOURCE
 from kgb_sources.aten.inventory import MC110, MC110_TAG
 
 FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing",
-            "arithmetic", "comparison", "creation", "copies")
+            "arithmetic", "comparison", "creation")
 
 
 def build_operators() -> list[OperatorSpec]:

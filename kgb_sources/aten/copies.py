@@ -1,2 +1,0 @@
-def operators():
-    return []
