@@ -87,9 +87,28 @@ def control_source(spec, control: str) -> str:
             + CONTROLS[control])
 
 
+# Controls that are right by definition for some operators, with the reason; every other
+# control still runs on them.
+# The right answer is all zeros, so the zeros control is the right kernel.
+ZEROS_ARE_RIGHT = frozenset({"aten.zeros", "aten.zeros_like", "aten.zero_"})
+# No tensor argument exists to return (only sizes, values, a dtype and a device).
+NO_TENSOR_ARGUMENT = frozenset({"aten.zeros", "aten.full", "aten.arange", "aten.scalar_tensor"})
+
+
+def _skip_reason(spec, control):
+    if control == "zeros" and spec.id in ZEROS_ARE_RIGHT:
+        return "the right output is all zeros"
+    if control == "input" and spec.id in NO_TENSOR_ARGUMENT:
+        return "the operator takes no tensor argument"
+    return None
+
+
 @pytest.mark.parametrize("control", sorted(CONTROLS))
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
 def test_negative_control_is_rejected(cpu_evaluator, spec, control):
+    reason = _skip_reason(spec, control)
+    if reason:
+        pytest.skip(reason)
     result = cpu_evaluator.evaluate(spec.id, control_source(spec, control))
     assert result.verdict != verdicts.PASS, f"{control} control passed {spec.id}"
     checked = [c for c in result.cases if c["status"] != "skipped"]

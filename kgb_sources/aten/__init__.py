@@ -10,7 +10,9 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 from kgb_sources.aten._build import SOURCE
 from kgb_sources.aten.inventory import MC110, MC110_TAG
 
-FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing", "special", "activations", "pointwise_backward")
+FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing",
+            "special", "activations", "pointwise_backward", "arithmetic", "comparison",
+            "creation")
 
 
 def build_operators() -> list[OperatorSpec]:
