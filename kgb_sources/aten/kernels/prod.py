@@ -1,7 +1,9 @@
 # torch.prod(x, dim), keepdim=False. The reduced dim is moved last and made contiguous, so each
 # output element is one row of a (rows, n_cols) matrix. A program multiplies BLOCK_M rows in
-# fp32, looping over them in BLOCK_N chunks (padding is 1, the product's identity), and reduces
-# the per-lane partial products with tl.reduce at the end.
+# fp32, looping over them in BLOCK_N chunks (padding is 1, the product's identity), and folds
+# the per-lane partial products in halves (the tile seen as (BLOCK_M, 2, BLOCK_N // 2)) until
+# one column is left: tl.reduce with a custom combine runs ~10x slower in the interpreter.
+# GPUs take tl.reduce (FOLD=False), which every Triton compiles.
 import torch
 import triton
 import triton.language as tl
@@ -16,8 +18,18 @@ def _multiply(a, b):
 
 
 @triton.jit
+def _fold_product(acc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The product along axis 1 of a (BLOCK_M, BLOCK_N) tile, BLOCK_N a power of two."""
+    if BLOCK_N == 1:
+        return tl.reshape(acc, (BLOCK_M,))
+    halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+    left, right = tl.split(halves)
+    return _fold_product(left * right, BLOCK_M, BLOCK_N // 2)
+
+
+@triton.jit
 def _prod_rows_kernel(x_ptr, out_ptr, n_rows, n_cols,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                      FOLD: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = rows < n_rows
     row_start = rows.to(tl.int64) * n_cols
@@ -27,7 +39,10 @@ def _prod_rows_kernel(x_ptr, out_ptr, n_rows, n_cols,
         mask = row_mask[:, None] & (cols < n_cols)[None, :]
         x = tl.load(x_ptr + row_start[:, None] + cols[None, :], mask=mask, other=1.0)
         acc *= x.to(tl.float32)
-    total = tl.reduce(acc, 1, _multiply)
+    if FOLD:
+        total = _fold_product(acc, BLOCK_M, BLOCK_N)
+    else:
+        total = tl.reduce(acc, 1, _multiply)
     tl.store(out_ptr + rows, total.to(out_ptr.dtype.element_ty), mask=row_mask)
 
 
@@ -46,5 +61,5 @@ def kernel(x: torch.Tensor, dim: int) -> torch.Tensor:
     if n_rows:
         block_m, block_n = _tile(n_rows, n_cols)
         _prod_rows_kernel[(triton.cdiv(n_rows, block_m),)](
-            rows, out, n_rows, n_cols, BLOCK_M=block_m, BLOCK_N=block_n)
+            rows, out, n_rows, n_cols, FOLD=not x.is_cuda, BLOCK_M=block_m, BLOCK_N=block_n)
     return out
