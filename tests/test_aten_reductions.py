@@ -14,7 +14,7 @@ REGISTRY = load_registry()
 CATEGORY = {
     "amin": "reduction", "argmin": "reduction", "prod": "reduction", "logsumexp": "reduction",
     "var": "reduction", "std": "reduction", "norm": "reduction", "cumprod": "scan",
-    "softmax": "reduction", "log_softmax": "reduction",
+    "softmax": "reduction", "log_softmax": "reduction", "diff": "pointwise",
 }
 CATEGORIES = {"pointwise", "reduction", "norm", "gemm", "conv", "pool", "index", "movement",
               "creation", "loss", "attention", "scan", "sort"}
@@ -40,6 +40,8 @@ WRONG_KERNELS = [
     ("softmax", "no_max_subtraction",
      "y = tl.exp(x - row_max) * inv_sum", "y = tl.exp(x) * (1.0 / tl.sum(s * tl.exp(m), axis=0))"),
     ("norm", "l1_without_abs", "acc += tl.abs(x)", "acc += x"),
+    ("diff", "default_dim_0", "def kernel(x: torch.Tensor, dim: int = -1)",
+     "def kernel(x: torch.Tensor, dim: int = 0)"),
     ("cumprod", "carry_dropped_between_chunks",
      "tl.cumprod(x, axis=1) * carry[:, None]", "tl.cumprod(x, axis=1)"),
 ]

@@ -102,6 +102,37 @@ NORM_CASES = (
 )
 
 
+DIFF_CASES = (
+    ShapeCase("default_last_dim", {"shape": (37, 129), "dim": None}),
+    ShapeCase("first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True}),
+    ShapeCase("middle_dim_3d", {"shape": (3, 61, 17), "dim": 1}),
+    ShapeCase("long_row_negative_dim", {"shape": (5, 2053), "dim": -1}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (29, 9, 7), "dim": 0}, heldout=True),
+    ShapeCase("llm_rows", {"shape": (4096, 4096), "dim": -1}, tier=LARGE),
+    ShapeCase("middle_dim", {"shape": (16, 4096, 64), "dim": 1}, tier=LARGE),
+)
+
+
+def _diff_inputs(ctx: InputContext) -> list[Any]:
+    """[x, dim], or just [x] where the case tests the default dim=-1."""
+    if ctx.params["dim"] is None:
+        return [ctx.randn(*ctx.params["shape"])]
+    return _along_dim_inputs(ctx)
+
+
+def _diff_reference(x, dim=-1):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.diff(x, n=1, dim=dim)
+
+
+def _diff_numel(p: Mapping[str, Any]) -> int:
+    shape = list(p["shape"])
+    shape[-1 if p["dim"] is None else p["dim"]] -= 1
+    return numel(shape)
+
+
 def reduced_length(params: Mapping[str, Any]) -> int:
     """The size of the reduced (or scanned) dim: the terms behind each output element."""
     shape = tuple(params["shape"])
@@ -359,5 +390,19 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: numel(p["shape"]) * size + _reduced_output_bytes(p, size),
             tags=("reduction", "vector_norm"),
             reduce_dim=reduced_length,
+        ),
+            aten_op(
+            "diff",
+            signature="kernel(x: Tensor, dim: int = -1) -> Tensor",
+            description="torch.diff(x, n=1, dim=dim) (no prepend/append): out[..., i, ...] = "
+                        "x[..., i + 1, ...] - x[..., i, ...] along dim, whose size shrinks by "
+                        "one; the output has x's dtype. dim defaults to -1 (some calls pass only "
+                        "x) and may be negative; x may be non-contiguous.",
+            reference=_diff_reference,
+            make_inputs=_diff_inputs,
+            cases=DIFF_CASES,
+            flops=_diff_numel,
+            bytes_moved=lambda p, size: (numel(p["shape"]) + _diff_numel(p)) * size,
+            tags=("pointwise", "stencil"),
         ),
     ]
