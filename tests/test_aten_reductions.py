@@ -40,8 +40,8 @@ WRONG_KERNELS = [
     ("softmax", "no_max_subtraction",
      "y = tl.exp(x - row_max) * inv_sum", "y = tl.exp(x) * (1.0 / tl.sum(s * tl.exp(m), axis=0))"),
     ("norm", "l1_without_abs", "acc += tl.abs(x)", "acc += x"),
-    ("diff", "default_dim_0", "def kernel(x: torch.Tensor, dim: int = -1)",
-     "def kernel(x: torch.Tensor, dim: int = 0)"),
+    ("diff", "backward_difference", "right.to(tl.float32) - left.to(tl.float32)",
+     "left.to(tl.float32) - right.to(tl.float32)"),
     ("cumprod", "carry_dropped_between_chunks",
      "tl.cumprod(x, axis=1) * carry[:, None]", "tl.cumprod(x, axis=1)"),
 ]
