@@ -1,4 +1,5 @@
-"""Reduction ATen operators along one dim (sum, mean, amax, argmax) and the cumsum scan.
+"""Reduction ATen operators along one dim (sum, mean, amax, amin, prod, argmax, argmin,
+logsumexp, var, std, norm) and the cumsum and cumprod scans.
 
 Every operator here is ``kernel(x, dim)`` with keepdim=False. The small cases reduce the last
 dim, the first dim of a transposed (non-contiguous) view, the middle dim of a 3-D tensor, and a
@@ -8,12 +9,13 @@ of any block, so a kernel that assumes contiguity, a last dim or one block fails
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Mapping
 
 from kgb_core.operators import (LARGE, InputContext, OperatorSpec, ShapeCase, Tolerance,
                                  dtype_itemsize)
 
-from kgb_sources.aten._build import FLOATS, aten_op, numel
+from kgb_sources.aten._build import FLOATS, aten_op, from_template, numel
 
 # The published grid's REDUCTION_SHAPES include (200, 40999, 3) (see
 # shared/inventory/kernelgenbench-facts.md, section 4): a long, prime-ish middle dim.
@@ -54,6 +56,83 @@ SCAN_CASES = (
 )
 
 
+# prod and cumprod multiply up to 2053 terms: their inputs are +-exp(0.05 z), so products stay
+# within fp16's range and a wrong sign or a dropped term still shows.
+PRODUCT_CASES = tuple(
+    ShapeCase(case.name, {**case.params, "near_one": True}, tier=case.tier, heldout=case.heldout)
+    for case in REDUCTION_CASES)
+CUMPROD_CASES = tuple(
+    ShapeCase(case.name, {**case.params, "near_one": True}, tier=case.tier, heldout=case.heldout)
+    for case in SCAN_CASES)
+
+# Inputs of scale 50 reach ~125, where exp overflows fp32 (above ~88.7): a logsumexp that does
+# not subtract the maximum first returns inf there.
+LOGSUMEXP_CASES = REDUCTION_CASES[:4] + (
+    ShapeCase("large_magnitude", {"shape": (23, 129), "dim": -1, "scale": 50.0}),
+) + REDUCTION_CASES[4:]
+
+# var and std: short rows (where correction=1 and 0 differ most), correction 0, keepdim.
+VAR_CASES = (
+    ShapeCase("last_dim", {"shape": (37, 13), "dim": 1, "correction": 1, "keepdim": False}),
+    ShapeCase("first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True,
+                                       "correction": 1, "keepdim": False}),
+    ShapeCase("middle_dim_keepdim", {"shape": (3, 61, 17), "dim": 1, "correction": 1,
+                                     "keepdim": True}),
+    ShapeCase("long_row_biased", {"shape": (5, 2053), "dim": -1, "correction": 0,
+                                  "keepdim": False}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (9, 6, 7), "dim": 0, "correction": 1,
+                                       "keepdim": False}, heldout=True),
+    ShapeCase("llm_rows", {"shape": (4096, 4096), "dim": -1, "correction": 1,
+                           "keepdim": False}, tier=LARGE),
+    ShapeCase("long_middle_dim", {"shape": (200, 40999, 3), "dim": 1, "correction": 0,
+                                  "keepdim": True}, tier=LARGE),
+)
+
+NORM_CASES = (
+    ShapeCase("l2_last_dim", {"shape": (37, 129), "dim": 1, "ord": 2.0}),
+    ShapeCase("l1_first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True,
+                                          "ord": 1.0}),
+    ShapeCase("l2_middle_dim_3d", {"shape": (3, 61, 17), "dim": 1, "ord": 2.0}),
+    ShapeCase("l1_long_row_negative_dim", {"shape": (5, 2053), "dim": -1, "ord": 1.0}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (43, 6, 7), "dim": 0, "ord": 2.0}, heldout=True),
+    ShapeCase("llm_rows", {"shape": (4096, 4096), "dim": -1, "ord": 2.0}, tier=LARGE),
+    ShapeCase("long_middle_dim", {"shape": (200, 40999, 3), "dim": 1, "ord": 1.0}, tier=LARGE),
+)
+
+
+DIFF_CASES = (
+    ShapeCase("default_last_dim", {"shape": (37, 129), "dim": None}),
+    ShapeCase("first_dim_transposed", {"shape": (131, 37), "dim": 0, "transposed": True}),
+    ShapeCase("middle_dim_3d", {"shape": (3, 61, 17), "dim": 1}),
+    ShapeCase("long_row_negative_dim", {"shape": (5, 2053), "dim": -1}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_first_dim_3d", {"shape": (29, 9, 7), "dim": 0}, heldout=True),
+    ShapeCase("llm_rows", {"shape": (4096, 4096), "dim": -1}, tier=LARGE),
+    ShapeCase("middle_dim", {"shape": (16, 4096, 64), "dim": 1}, tier=LARGE),
+)
+
+
+def _diff_inputs(ctx: InputContext) -> list[Any]:
+    """[x, dim], or just [x] where the case tests the default dim=-1."""
+    if ctx.params["dim"] is None:
+        return [ctx.randn(*ctx.params["shape"])]
+    return _along_dim_inputs(ctx)
+
+
+def _diff_reference(x, dim=-1):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.diff(x, n=1, dim=dim)
+
+
+def _diff_numel(p: Mapping[str, Any]) -> int:
+    shape = list(p["shape"])
+    shape[-1 if p["dim"] is None else p["dim"]] -= 1
+    return numel(shape)
+
+
 def reduced_length(params: Mapping[str, Any]) -> int:
     """The size of the reduced (or scanned) dim: the terms behind each output element."""
     shape = tuple(params["shape"])
@@ -89,8 +168,11 @@ def _along_dim_inputs(ctx: InputContext) -> list[Any]:
     stored = shape[::-1] if transposed else shape
     if ctx.params.get("ties"):
         x = ctx.randint(*stored, low=-2, high=3, dtype=ctx.dtype)
+    elif ctx.params.get("near_one"):
+        sign = ctx.randint(*stored, low=0, high=2, dtype=ctx.torch.float32) * 2 - 1
+        x = (sign * ctx.randn(*stored, dtype=ctx.torch.float32, scale=0.05).exp()).to(ctx.dtype)
     else:
-        x = ctx.randn(*stored)
+        x = ctx.randn(*stored, scale=float(ctx.params.get("scale", 1.0)))
     if transposed:
         x = x.permute(*reversed(range(x.dim())))
     return [x, int(ctx.params["dim"])]
@@ -123,12 +205,82 @@ def _cumsum_reference(x, dim):  # noqa: ANN001, ANN202
     return torch.cumsum(x, dim)
 
 
+def _scan_fp32_reference(name: str) -> Callable[[Any, int], Any]:
+    """torch.<name>(x, dim) accumulated in fp32 for fp16/bf16 inputs, as _cumsum_reference.
+
+    torch's CPU prod and cumprod multiply fp16 in fp16 (measured here, torch 2.13: relative
+    error 5e-3 over 129 terms, beyond fp16's rtol), so an fp32 kernel would fail against them.
+    """
+    def call(x, dim):  # noqa: ANN001, ANN202
+        import torch
+
+        if x.dtype in (torch.float16, torch.bfloat16):
+            return getattr(torch, name)(x, dim, dtype=torch.float32).to(x.dtype)
+        return getattr(torch, name)(x, dim)
+
+    call.__name__ = f"{name}_fp32"
+    return call
+
+
+def _log_length(params: Mapping[str, Any]) -> int:
+    """logsumexp's error grows like its value, log(N) above the maximum (see log_softmax)."""
+    return max(1, math.ceil(math.log(reduced_length(params))))
+
+
+def _stat_inputs(ctx: InputContext) -> list[Any]:
+    x, dim = _along_dim_inputs(ctx)
+    return [x, dim, int(ctx.params["correction"]), bool(ctx.params["keepdim"])]
+
+
+def _var_reference(name: str) -> Callable[..., Any]:
+    def call(x, dim, correction, keepdim):  # noqa: ANN001, ANN202
+        import torch
+
+        return getattr(torch, name)(x, dim, correction=correction, keepdim=keepdim)
+
+    call.__name__ = f"torch_{name}"
+    return call
+
+
+def _norm_inputs(ctx: InputContext) -> list[Any]:
+    x, dim = _along_dim_inputs(ctx)
+    return [x, float(ctx.params["ord"]), dim]
+
+
+def _norm_reference(x, ord, dim):  # noqa: ANN001, ANN202, A002
+    import torch
+
+    return torch.linalg.vector_norm(x, ord, dim)
+
+
+def _stat_op(name: str, description: str) -> OperatorSpec:
+    return aten_op(
+        name,
+        signature="kernel(x: Tensor, dim: int, correction: int = 1, keepdim: bool = False) "
+                  "-> Tensor",
+        description=description + " dim may be negative; x may be non-contiguous; the output "
+                    "has x's dtype, computed in fp32.",
+        reference=_var_reference(name),
+        make_inputs=_stat_inputs,
+        cases=VAR_CASES,
+        flops=lambda p: 3 * numel(p["shape"]),
+        bytes_moved=lambda p, size: numel(p["shape"]) * size + _reduced_output_bytes(p, size),
+        tags=("reduction", "statistics"),
+        # Not scaled: a variance is a mean of squares of unit scale whatever N is, and with
+        # atol = 1e-4 x N the 1/N gap between correction 1 and 0 would pass for N >= 100.
+        reduce_dim=None,
+        reference_kernel=from_template("var_std", op=name,
+                                       take_sqrt="True" if name == "std" else "False"),
+    )
+
+
 def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
                   output_bytes: Callable[[Mapping[str, Any], int], int],
                   tags: tuple[str, ...] = ("reduction",),
                   reference: Callable[[Any, int], Any] | None = None,
                   baseline: Callable[[Any, int], Any] | None = None,
-                  scaled_atol: bool = True, exact: bool = False) -> OperatorSpec:
+                  scaled_atol: bool = True, exact: bool = False,
+                  reduce_dim: Callable[[Mapping[str, Any]], int] | None = None) -> OperatorSpec:
     """One ``kernel(x: Tensor, dim: int)`` operator with the shared inputs and counts.
 
     The reference is ``torch.<name>(x, dim)`` unless given, and so is the timing baseline;
@@ -145,7 +297,7 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
         flops=lambda p: numel(p["shape"]),
         bytes_moved=lambda p, size: numel(p["shape"]) * size + output_bytes(p, size),
         tags=tags,
-        reduce_dim=reduced_length if scaled_atol else None,
+        reduce_dim=reduce_dim or (reduced_length if scaled_atol else None),
         tolerance_overrides={d: Tolerance(rtol=0.0, atol=0.0) for d in FLOATS} if exact else None,
         baseline=baseline,
     )
@@ -184,4 +336,73 @@ def operators() -> list[OperatorSpec]:
             description="torch.cumsum(x, dim): the inclusive prefix sum along dim, out[..., i, "
                         "...] = x[..., 0, ...] + ... + x[..., i, ...]; same shape and dtype as x, "
                         "and fp16/bf16 should be accumulated in fp32."),
+            _along_dim_op(
+            "amin", cases=REDUCTION_CASES, output_bytes=_reduced_output_bytes, exact=True,
+            description="torch.amin(x, dim): the minimum of x over dim, keepdim=False (dim is "
+                        "removed from the shape), in x's dtype; inputs are finite, and the "
+                        "result must equal the minimal input exactly."),
+        _along_dim_op(
+            "argmin", cases=ARGMAX_CASES, output_bytes=_index_output_bytes,
+            description="torch.argmin(x, dim): the int64 index along dim of the minimum of x, "
+                        "keepdim=False (dim is removed from the shape); when several elements "
+                        "tie for the minimum, the FIRST (smallest) index, as torch returns; "
+                        "inputs are finite."),
+        # Not scaled: a product's error is relative (about N fp32 roundings), which rtol covers;
+        # its values are mostly below 1e-4 x N here, so a scaled atol would accept anything.
+        _along_dim_op(
+            "prod", cases=PRODUCT_CASES, output_bytes=_reduced_output_bytes, scaled_atol=False,
+            reference=_scan_fp32_reference("prod"), baseline=_torch_along_dim("prod"),
+            description="torch.prod(x, dim): the product of x over dim, keepdim=False (dim is "
+                        "removed from the shape); the output has x's dtype, and fp16/bf16 "
+                        "should be multiplied in fp32."),
+        _along_dim_op(
+            "logsumexp", cases=LOGSUMEXP_CASES, output_bytes=_reduced_output_bytes,
+            reduce_dim=_log_length,
+            description="torch.logsumexp(x, dim): log(sum(exp(x))) over dim, keepdim=False, "
+                        "computed stably as max + log(sum(exp(x - max))) in fp32 (inputs reach "
+                        "magnitudes where exp(x) overflows fp32); the output has x's dtype."),
+        _along_dim_op(
+            "cumprod", cases=CUMPROD_CASES, tags=("scan",), output_bytes=_scan_output_bytes,
+            reference=_scan_fp32_reference("cumprod"), baseline=_torch_along_dim("cumprod"),
+            scaled_atol=False,
+            description="torch.cumprod(x, dim): the inclusive prefix product along dim, "
+                        "out[..., i, ...] = x[..., 0, ...] * ... * x[..., i, ...]; same shape "
+                        "and dtype as x, and fp16/bf16 should be multiplied in fp32."),
+        _stat_op("var", "torch.var(x, dim, correction=correction, keepdim=keepdim): the sum of "
+                        "squared deviations from the mean over dim, divided by "
+                        "max(N - correction, 0) (correction=1 is the unbiased estimate, 0 the "
+                        "biased one); keepdim=True keeps dim with size 1."),
+        _stat_op("std", "torch.std(x, dim, correction=correction, keepdim=keepdim): the square "
+                        "root of torch.var(x, dim, correction=correction, keepdim=keepdim), "
+                        "i.e. sqrt(sum((x - mean)**2) / max(N - correction, 0)) over dim; "
+                        "keepdim=True keeps dim with size 1."),
+        aten_op(
+            "norm",
+            signature="kernel(x: Tensor, ord: float, dim: int) -> Tensor",
+            description="torch.linalg.vector_norm(x, ord, dim), keepdim=False: for ord=2 "
+                        "sqrt(sum(x**2)) over dim, for ord=1 sum(|x|) over dim (only 1 and 2 are "
+                        "asked); the output has x's dtype, accumulated in fp32. dim may be "
+                        "negative; x may be non-contiguous.",
+            reference=_norm_reference,
+            make_inputs=_norm_inputs,
+            cases=NORM_CASES,
+            flops=lambda p: 2 * numel(p["shape"]),
+            bytes_moved=lambda p, size: numel(p["shape"]) * size + _reduced_output_bytes(p, size),
+            tags=("reduction", "vector_norm"),
+            reduce_dim=reduced_length,
+        ),
+            aten_op(
+            "diff",
+            signature="kernel(x: Tensor, dim: int = -1) -> Tensor",
+            description="torch.diff(x, n=1, dim=dim) (no prepend/append): out[..., i, ...] = "
+                        "x[..., i + 1, ...] - x[..., i, ...] along dim, whose size shrinks by "
+                        "one; the output has x's dtype. dim defaults to -1 (some calls pass only "
+                        "x) and may be negative; x may be non-contiguous.",
+            reference=_diff_reference,
+            make_inputs=_diff_inputs,
+            cases=DIFF_CASES,
+            flops=_diff_numel,
+            bytes_moved=lambda p, size: (numel(p["shape"]) + _diff_numel(p)) * size,
+            tags=("pointwise", "stencil"),
+        ),
     ]

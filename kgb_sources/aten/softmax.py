@@ -16,6 +16,9 @@ SOFTMAX_CASES = (
     ShapeCase("first_dim", {"shape": (61, 33), "dim": 0}),
     ShapeCase("middle_dim_3d", {"shape": (5, 67, 9), "dim": -2}),
     ShapeCase("long_row", {"shape": (3, 2053), "dim": 1}),
+    # Logits of scale 50 reach ~125, where exp overflows fp32 (above ~88.7): a kernel that does
+    # not subtract the row maximum first returns NaN or inf there.
+    ShapeCase("large_logits_first_dim", {"shape": (129, 23), "dim": 0, "scale": 50.0}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_first_dim_3d", {"shape": (23, 6, 11), "dim": 0}, heldout=True),
     ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
@@ -23,7 +26,7 @@ SOFTMAX_CASES = (
 )
 
 # The shown small cases are softmax's; the held-out one is log_softmax's own.
-LOG_SOFTMAX_CASES = SOFTMAX_CASES[:4] + (
+LOG_SOFTMAX_CASES = SOFTMAX_CASES[:5] + (
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_first_dim_3d", {"shape": (19, 7, 13), "dim": 0}, heldout=True),
     ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
@@ -50,7 +53,8 @@ def _log_softmax_atol_scale(p: Mapping[str, Any]) -> int:
 
 def _inputs(ctx: InputContext) -> list[Any]:
     # Logit-like spread (std 2): the outputs span several orders of magnitude.
-    return [ctx.randn(*ctx.params["shape"], scale=2.0), int(ctx.params["dim"])]
+    scale = float(ctx.params.get("scale", 2.0))
+    return [ctx.randn(*ctx.params["shape"], scale=scale), int(ctx.params["dim"])]
 
 
 def _torch(name: str) -> Callable[[Any, int], Any]:
