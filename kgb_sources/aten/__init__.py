@@ -10,7 +10,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 from kgb_sources.aten._build import SOURCE
 from kgb_sources.aten.inventory import MC110, MC110_TAG
 
-FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing")
+FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing", "movement")
 
 
 def build_operators() -> list[OperatorSpec]:
