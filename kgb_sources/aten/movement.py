@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
-from kgb_sources.aten._build import aten_op, kernel_file, numel
+from kgb_sources.aten._build import aten_op, from_template, kernel_file, numel
 
 INCLUDE_MARKER = "# __STRIDED_COPY__\n"
 
@@ -306,6 +306,58 @@ SPLIT_SIZES_CASES = (
 )
 
 
+# roll: "shifts" and "dims" (empty: roll the flattened tensor).
+ROLL_CASES = (
+    ShapeCase("one_dim", {"x": (37, 29), "shifts": (5,), "dims": (0,)}),
+    ShapeCase("negative_shift_last_dim", {"x": (13, 40), "shifts": (-7,), "dims": (-1,)}),
+    ShapeCase("two_dims_transposed_long_shift", {"x": (24, 31), "shifts": (3, -45),
+                                                 "dims": (0, 1), "layout": "transposed"}),
+    ShapeCase("flattened_3d", {"x": (5, 17, 11), "shifts": (23,), "dims": ()}),
+    ShapeCase("heldout_two_dims_strided", {"x": (6, 9, 19), "shifts": (-4, 2), "dims": (2, 0),
+                                           "layout": "strided"}, heldout=True),
+    ShapeCase("columns_4k", {"x": (4096, 4096), "shifts": (1,), "dims": (1,)}, tier=LARGE),
+    ShapeCase("shifted_windows", {"x": (8, 64, 56, 56), "shifts": (-3, -3), "dims": (2, 3)},
+              tier=LARGE),
+)
+
+# constant_pad_nd: "pad" pairs from the last dim backwards (negative entries crop), "value".
+PAD_CASES = (
+    ShapeCase("last_dim", {"x": (37, 29), "pad": (3, 5), "value": 0.0}),
+    ShapeCase("two_dims_transposed", {"x": (13, 40), "pad": (1, 2, 3, 4), "value": -1.5,
+                                      "layout": "transposed"}),
+    ShapeCase("crop_and_pad_3d", {"x": (5, 17, 11), "pad": (-2, 3, 0, -4), "value": 2.0}),
+    ShapeCase("three_dims_4d", {"x": (3, 4, 13, 7), "pad": (2, 2, 1, 1, 1, 0), "value": 0.5}),
+    ShapeCase("heldout_strided", {"x": (6, 9, 19), "pad": (0, 7, 2, 0), "value": -3.0,
+                                  "layout": "strided"}, heldout=True),
+    ShapeCase("images_hw", {"x": (8, 64, 224, 224), "pad": (1, 1, 1, 1), "value": 0.0},
+              tier=LARGE),
+    ShapeCase("sequence_to_4096", {"x": (16, 4000, 128), "pad": (0, 0, 0, 96), "value": 0.0},
+              tier=LARGE),
+)
+
+# tril/triu: "diagonal" 0 (main), > 0 above, < 0 below.
+TRIANGLE_CASES = (
+    ShapeCase("square", {"x": (37, 37), "diagonal": 0}),
+    ShapeCase("wide_above", {"x": (13, 40), "diagonal": 3}),
+    ShapeCase("tall_below_transposed", {"x": (31, 24), "diagonal": -2, "layout": "transposed"}),
+    ShapeCase("batched_3d_below", {"x": (5, 17, 11), "diagonal": -4}),
+    ShapeCase("heldout_batched_4d", {"x": (3, 4, 9, 19), "diagonal": 1}, heldout=True),
+    ShapeCase("square_4k", {"x": (4096, 4096), "diagonal": 0}, tier=LARGE),
+    ShapeCase("causal_heads", {"x": (16, 2048, 2048), "diagonal": 1}, tier=LARGE),
+)
+
+# reflection_pad1d_backward: "x" is the input's shape (C, W) or (N, C, W), "padding" (l, r).
+REFLECTION_CASES = (
+    ShapeCase("symmetric_2d", {"x": (7, 37), "padding": (3, 3)}),
+    ShapeCase("asymmetric_3d", {"x": (2, 5, 29), "padding": (5, 2)}),
+    ShapeCase("widest_padding", {"x": (3, 9), "padding": (8, 8)}),
+    ShapeCase("transposed_grad", {"x": (4, 6, 23), "padding": (1, 6), "layout": "transposed"}),
+    ShapeCase("heldout_3d", {"x": (3, 11, 13), "padding": (4, 12)}, heldout=True),
+    ShapeCase("audio_frames", {"x": (32, 512, 4096), "padding": (64, 64)}, tier=LARGE),
+    ShapeCase("long_rows", {"x": (8, 256, 16384), "padding": (3, 3)}, tier=LARGE),
+)
+
+
 # -- references ------------------------------------------------------------------------------
 def _t_reference(x):  # noqa: ANN001, ANN202
     import torch
@@ -403,6 +455,51 @@ def _unsafe_split_with_sizes_reference(x, split_sizes, dim):  # noqa: ANN001, AN
     return _fresh(list(torch.unsafe_split_with_sizes(x, split_sizes, dim)))
 
 
+def _roll_reference(x, shifts, dims):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.roll(x, shifts, dims)
+
+
+def _constant_pad_nd_reference(x, pad, value):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.constant_pad_nd(x, pad, value)
+
+
+def _tril_reference(x, diagonal):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.tril(x, diagonal)
+
+
+def _triu_reference(x, diagonal):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.triu(x, diagonal)
+
+
+def _reflection_pad1d_backward_reference(grad_output, x, padding):  # noqa: ANN001, ANN202
+    """ATen's reflection_pad1d_backward, added in fp32 for fp16/bf16 and then rounded.
+
+    The CUDA kernel adds the (up to three) terms with atomics in the storage dtype, so its
+    fp16/bf16 result depends on their order; fp32 addition is the exact-as-possible truth a
+    kernel that follows the fp32 rule is held to. Timing uses the native call (``baseline``).
+    """
+    import torch
+
+    if grad_output.dtype in (torch.float16, torch.bfloat16):
+        return torch.ops.aten.reflection_pad1d_backward(
+            grad_output.float(), x.float(), padding).to(grad_output.dtype)
+    return torch.ops.aten.reflection_pad1d_backward(grad_output, x, padding)
+
+
+def _reflection_pad1d_backward_native(grad_output, x, padding):  # noqa: ANN001, ANN202
+    import torch
+
+    return torch.ops.aten.reflection_pad1d_backward(grad_output, x, padding)
+
+
 # -- input factories -------------------------------------------------------------------------
 def _params_inputs(*names: str) -> Callable[[InputContext], list[Any]]:
     """``[x, params[name] for name in names]`` (tuples passed as lists, as ATen takes them)."""
@@ -438,6 +535,27 @@ def _expand_as_inputs(ctx: InputContext) -> list[Any]:
     target = [x.shape[d - (len(ctx.params["sizes"]) - x.dim())] if s == -1 else s
               for d, s in enumerate(ctx.params["sizes"])]
     return [x, ctx.randn(*target)]
+
+
+def _reflection_inputs(ctx: InputContext) -> list[Any]:
+    shape = list(ctx.params["x"])
+    left, right = ctx.params["padding"]
+    grad_shape = shape[:-1] + [shape[-1] + left + right]
+    grad_output = tensor(ctx, grad_shape, ctx.params.get("layout", "contiguous"))
+    return [grad_output, ctx.randn(*shape), [left, right]]
+
+
+def _padded_numel(p: Mapping[str, Any]) -> int:
+    sizes = list(p["x"])
+    pad = p["pad"]
+    for k in range(len(pad) // 2):
+        sizes[-1 - k] += pad[2 * k] + pad[2 * k + 1]
+    return numel(sizes)
+
+
+def _reflection_bytes(p: Mapping[str, Any], size: int) -> float:
+    width_out = p["x"][-1] + sum(p["padding"])
+    return float((numel(p["x"]) + numel(p["x"]) // p["x"][-1] * width_out) * size)
 
 
 # -- output sizes, for the counts -------------------------------------------------------------
@@ -629,4 +747,63 @@ def operators() -> list[OperatorSpec]:
             flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
             tags=("movement", "split"),
             reference_kernel=with_strided_copy("unsafe_split_with_sizes")),
+        aten_op(
+            "roll", signature="kernel(x: Tensor, shifts: list[int], dims: list[int]) -> Tensor",
+            description="torch.roll(x, shifts, dims): along each dims[k], out[.., i, ..] = "
+                        "x[.., (i - shifts[k]) mod size, ..] (a positive shift moves elements "
+                        "towards higher indices; shifts may be negative or longer than the dim; "
+                        "dims may be negative). With dims empty ([]), x is rolled as if "
+                        "flattened in row-major order by shifts[0], then restored to its shape. "
+                        "A new contiguous tensor." + STRIDES_NOTE,
+            reference=_roll_reference, make_inputs=_params_inputs("shifts", "dims"),
+            cases=ROLL_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
+            tags=move),
+        aten_op(
+            "constant_pad_nd",
+            signature="kernel(x: Tensor, pad: list[int], value: float) -> Tensor",
+            description="torch.constant_pad_nd(x, pad, value) (= F.pad mode='constant'): pad "
+                        "holds (before, after) pairs for the last dim, then the one before it, "
+                        "and so on; out[c] = x[c - before] where that lies inside x, else value. "
+                        "Negative pads crop. A new contiguous tensor of x's dtype." + STRIDES_NOTE,
+            reference=_constant_pad_nd_reference,
+            make_inputs=_params_inputs("pad", "value"), cases=PAD_CASES, flops=_no_flops,
+            bytes_moved=_copy_bytes(_padded_numel, _out_numel_of_x), tags=("movement", "pad")),
+        aten_op(
+            "tril", signature="kernel(x: Tensor, diagonal: int) -> Tensor",
+            description="torch.tril(x, diagonal): the lower triangle of each matrix in x's last "
+                        "two dims (batch dims in front): out[.., i, j] = x[.., i, j] if j - i <= "
+                        "diagonal else 0; diagonal 0 is the main diagonal, > 0 above it, < 0 "
+                        "below. A new contiguous tensor." + STRIDES_NOTE,
+            reference=_tril_reference, make_inputs=_params_inputs("diagonal"),
+            cases=TRIANGLE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
+            tags=("movement", "triangle"),
+            reference_kernel=from_template("triangle", name="tril",
+                                           keep="(j - i) <= diagonal")),
+        aten_op(
+            "triu", signature="kernel(x: Tensor, diagonal: int) -> Tensor",
+            description="torch.triu(x, diagonal): the upper triangle of each matrix in x's last "
+                        "two dims (batch dims in front): out[.., i, j] = x[.., i, j] if j - i >= "
+                        "diagonal else 0; diagonal 0 is the main diagonal, > 0 above it, < 0 "
+                        "below. A new contiguous tensor." + STRIDES_NOTE,
+            reference=_triu_reference, make_inputs=_params_inputs("diagonal"),
+            cases=TRIANGLE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
+            tags=("movement", "triangle"),
+            reference_kernel=from_template("triangle", name="triu",
+                                           keep="(j - i) >= diagonal")),
+        aten_op(
+            "reflection_pad1d_backward",
+            signature="kernel(grad_output: Tensor, input: Tensor, padding: list[int]) -> Tensor",
+            description="aten::reflection_pad1d_backward(grad_output, input, padding): the "
+                        "gradient of F.pad(input, padding, mode='reflect') for input (C, W) or "
+                        "(N, C, W) and padding (left, right), each < W; grad_output has width "
+                        "W + left + right. Output: input's shape, grad_output's dtype; input j "
+                        "gets the sum of grad_output at every padded position that reads it "
+                        "(j + left, and its mirror images at the edges: up to three terms, to "
+                        "be added in fp32). input's values are not read; grad_output may be "
+                        "non-contiguous.",
+            reference=_reflection_pad1d_backward_reference,
+            baseline=_reflection_pad1d_backward_native,
+            make_inputs=_reflection_inputs, cases=REFLECTION_CASES, flops=lambda p: numel(p["x"]),
+            bytes_moved=_reflection_bytes, tags=("movement", "pad", "backward"),
+            reduce_dim=lambda p: 3),
     ]
