@@ -15,25 +15,26 @@ so a kernel must read with strides rather than assume a layout.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Mapping, Sequence
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.aten._build import aten_op, from_template, kernel_file, numel
 
-INCLUDE_MARKER = "# __STRIDED_COPY__\n"
+INCLUDE = re.compile(r"^# __INCLUDE (\w+)__\n", re.MULTILINE)
 
 
-def with_strided_copy(name: str) -> Callable[[], str]:
-    """``kernels/<name>.py`` with the shared strided-copy kernel (``_strided_copy.py``) pasted
-    in at its marker, so that each op's file holds only its own wrapper, and a candidate file
-    stays one self-contained module."""
+def with_includes(name: str) -> Callable[[], str]:
+    """``kernels/<name>.py`` with each ``# __INCLUDE <file>__`` line replaced by the text of
+    ``kernels/<file>.py`` (a shared kernel, such as ``_strided_copy``), so that each op's file
+    holds only its own wrapper and a candidate file stays one self-contained module."""
 
     def render() -> str:
         text = kernel_file(name)
-        if INCLUDE_MARKER not in text:
-            raise KeyError(f"kernel {name} has no {INCLUDE_MARKER.strip()} marker")
-        return text.replace(INCLUDE_MARKER, kernel_file("_strided_copy"))
+        if not INCLUDE.search(text):
+            raise KeyError(f"kernel {name} includes nothing")
+        return INCLUDE.sub(lambda match: kernel_file(match.group(1)), text)
 
     return render
 
@@ -594,7 +595,7 @@ def operators() -> list[OperatorSpec]:
                         "(x.size(1), x.size(0))." + VIEW_NOTE + STRIDES_NOTE,
             reference=_t_reference, make_inputs=lambda ctx: [_x(ctx)], cases=T_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x), tags=view,
-            reference_kernel=with_strided_copy("t")),
+            reference_kernel=with_includes("t")),
         aten_op(
             "narrow", signature="kernel(x: Tensor, dim: int, start: int, length: int) -> Tensor",
             description="torch.narrow(x, dim, start, length): the slice start:start+length of "
@@ -602,7 +603,7 @@ def operators() -> list[OperatorSpec]:
                         "(start + x.size(dim))." + VIEW_NOTE + STRIDES_NOTE,
             reference=_narrow_reference, make_inputs=_params_inputs("dim", "start", "length"),
             cases=NARROW_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_narrowed_numel),
-            tags=view, reference_kernel=with_strided_copy("narrow")),
+            tags=view, reference_kernel=with_includes("narrow")),
         aten_op(
             "select", signature="kernel(x: Tensor, dim: int, index: int) -> Tensor",
             description="torch.select(x, dim, index): the slice of x at position index of dim, "
@@ -610,7 +611,7 @@ def operators() -> list[OperatorSpec]:
                         "+ x.size(dim))." + VIEW_NOTE + STRIDES_NOTE,
             reference=_select_reference, make_inputs=_params_inputs("dim", "index"),
             cases=SELECT_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_selected_numel),
-            tags=view, reference_kernel=with_strided_copy("select")),
+            tags=view, reference_kernel=with_includes("select")),
         aten_op(
             "select_backward",
             signature="kernel(grad: Tensor, input_sizes: list[int], dim: int, index: int) "
@@ -623,7 +624,7 @@ def operators() -> list[OperatorSpec]:
             reference=_select_backward_reference, make_inputs=_select_backward_inputs,
             cases=SELECT_BACKWARD_CASES, flops=_no_flops,
             bytes_moved=_select_backward_bytes, tags=("movement", "backward"),
-            reference_kernel=with_strided_copy("select_backward")),
+            reference_kernel=with_includes("select_backward")),
         aten_op(
             "as_strided",
             signature="kernel(x: Tensor, size: list[int], stride: list[int], "
@@ -635,7 +636,7 @@ def operators() -> list[OperatorSpec]:
             reference=_as_strided_reference,
             make_inputs=_as_strided_inputs, cases=AS_STRIDED_CASES, flops=_no_flops,
             bytes_moved=_copy_bytes(lambda p: numel(p["size"])), tags=view,
-            reference_kernel=with_strided_copy("as_strided")),
+            reference_kernel=with_includes("as_strided")),
         aten_op(
             "expand", signature="kernel(x: Tensor, sizes: list[int]) -> Tensor",
             description="x.expand(*sizes): x broadcast to sizes; size-1 dims of x are repeated, "
@@ -644,7 +645,7 @@ def operators() -> list[OperatorSpec]:
             reference=_expand_reference, make_inputs=_params_inputs("sizes"),
             cases=EXPAND_CASES, flops=_no_flops,
             bytes_moved=_copy_bytes(_expanded_numel, _out_numel_of_x), tags=view + ("broadcast",),
-            reference_kernel=with_strided_copy("expand")),
+            reference_kernel=with_includes("expand")),
         aten_op(
             "expand_as", signature="kernel(x: Tensor, other: Tensor) -> Tensor",
             description="x.expand_as(other): x broadcast to other.shape (other's values are not "
@@ -652,7 +653,7 @@ def operators() -> list[OperatorSpec]:
                         + VIEW_NOTE + STRIDES_NOTE,
             reference=_expand_as_reference, make_inputs=_expand_as_inputs, cases=EXPAND_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_expanded_numel, _out_numel_of_x),
-            tags=view + ("broadcast",), reference_kernel=with_strided_copy("expand_as")),
+            tags=view + ("broadcast",), reference_kernel=with_includes("expand_as")),
         aten_op(
             "reshape", signature="kernel(x: Tensor, shape: list[int]) -> Tensor",
             description="torch.reshape(x, shape) of a NON-contiguous x (transposed, strided or "
@@ -661,7 +662,7 @@ def operators() -> list[OperatorSpec]:
                         "entry may be -1, inferred). The result must not share memory with x.",
             reference=_reshape_reference, make_inputs=_params_inputs("shape"),
             cases=RESHAPE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
-            tags=view, reference_kernel=with_strided_copy("reshape")),
+            tags=view, reference_kernel=with_includes("reshape")),
         aten_op(
             "unsqueeze", signature="kernel(x: Tensor, dim: int) -> Tensor",
             description="torch.unsqueeze(x, dim): x with a size-1 dim inserted at position dim "
@@ -669,14 +670,14 @@ def operators() -> list[OperatorSpec]:
                         + VIEW_NOTE + STRIDES_NOTE,
             reference=_unsqueeze_reference, make_inputs=_params_inputs("dim"),
             cases=UNSQUEEZE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
-            tags=view, reference_kernel=with_strided_copy("unsqueeze")),
+            tags=view, reference_kernel=with_includes("unsqueeze")),
         aten_op(
             "permute", signature="kernel(x: Tensor, dims: list[int]) -> Tensor",
             description="torch.permute(x, dims): out's dim i is x's dim dims[i] (dims may be "
                         "negative)." + VIEW_NOTE + STRIDES_NOTE,
             reference=_permute_reference, make_inputs=_params_inputs("dims"),
             cases=PERMUTE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
-            tags=view, reference_kernel=with_strided_copy("permute")),
+            tags=view, reference_kernel=with_includes("permute")),
         aten_op(
             "flip", signature="kernel(x: Tensor, dims: list[int]) -> Tensor",
             description="torch.flip(x, dims): x reversed along every dim in dims, out[.., i, ..] "
@@ -684,7 +685,7 @@ def operators() -> list[OperatorSpec]:
                         "tensor." + STRIDES_NOTE,
             reference=_flip_reference, make_inputs=_params_inputs("dims"), cases=FLIP_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x), tags=move,
-            reference_kernel=with_strided_copy("flip")),
+            reference_kernel=with_includes("flip")),
         aten_op(
             "rot90", signature="kernel(x: Tensor, k: int, dims: list[int]) -> Tensor",
             description="torch.rot90(x, k, dims): rotation by 90 degrees k times in the plane of "
@@ -695,7 +696,7 @@ def operators() -> list[OperatorSpec]:
                         + STRIDES_NOTE,
             reference=_rot90_reference, make_inputs=_params_inputs("k", "dims"),
             cases=ROT90_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
-            tags=move, reference_kernel=with_strided_copy("rot90")),
+            tags=move, reference_kernel=with_includes("rot90")),
         aten_op(
             "repeat", signature="kernel(x: Tensor, repeats: list[int]) -> Tensor",
             description="x.repeat(*repeats): x tiled repeats[d] times along each dim; "
@@ -705,7 +706,7 @@ def operators() -> list[OperatorSpec]:
             reference=_repeat_reference, make_inputs=_params_inputs("repeats"),
             cases=REPEAT_CASES, flops=_no_flops,
             bytes_moved=_copy_bytes(_repeated_numel, _out_numel_of_x), tags=move,
-            reference_kernel=with_strided_copy("repeat")),
+            reference_kernel=with_includes("repeat")),
         aten_op(
             "cat", signature="kernel(tensors: list[Tensor], dim: int) -> Tensor",
             description="torch.cat(tensors, dim): the members joined along dim (may be "
@@ -714,7 +715,7 @@ def operators() -> list[OperatorSpec]:
                         "(transposed or strided), each with its own strides.",
             reference=_cat_reference, make_inputs=_members, cases=CAT_CASES, flops=_no_flops,
             bytes_moved=_copy_bytes(_members_numel), tags=("movement", "join"),
-            reference_kernel=with_strided_copy("cat")),
+            reference_kernel=with_includes("cat")),
         aten_op(
             "stack", signature="kernel(tensors: list[Tensor], dim: int) -> Tensor",
             description="torch.stack(tensors, dim): same-shape members joined along a NEW dim "
@@ -722,7 +723,7 @@ def operators() -> list[OperatorSpec]:
                         "tensors[k]; a new contiguous tensor. Members may be non-contiguous.",
             reference=_stack_reference, make_inputs=_members, cases=STACK_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_members_numel), tags=("movement", "join"),
-            reference_kernel=with_strided_copy("stack")),
+            reference_kernel=with_includes("stack")),
         aten_op(
             "unsafe_split",
             signature="kernel(x: Tensor, split_size: int, dim: int) -> list[Tensor]",
@@ -733,7 +734,7 @@ def operators() -> list[OperatorSpec]:
                         + STRIDES_NOTE,
             reference=_unsafe_split_reference, make_inputs=_params_inputs("split_size", "dim"),
             cases=SPLIT_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
-            tags=("movement", "split"), reference_kernel=with_strided_copy("unsafe_split")),
+            tags=("movement", "split"), reference_kernel=with_includes("unsafe_split")),
         aten_op(
             "unsafe_split_with_sizes",
             signature="kernel(x: Tensor, split_sizes: list[int], dim: int) -> list[Tensor]",
@@ -746,7 +747,7 @@ def operators() -> list[OperatorSpec]:
             make_inputs=_params_inputs("split_sizes", "dim"), cases=SPLIT_SIZES_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
             tags=("movement", "split"),
-            reference_kernel=with_strided_copy("unsafe_split_with_sizes")),
+            reference_kernel=with_includes("unsafe_split_with_sizes")),
         aten_op(
             "roll", signature="kernel(x: Tensor, shifts: list[int], dims: list[int]) -> Tensor",
             description="torch.roll(x, shifts, dims): along each dims[k], out[.., i, ..] = "

@@ -1,6 +1,6 @@
 # as_strided(x, size, stride, storage_offset), materialised: out[c] = storage of x at
 # storage_offset + c . stride (elements may repeat when the strides overlap).
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, size: list[int], stride: list[int],

@@ -1,6 +1,6 @@
 # cat(tensors, dim): the members joined along dim into a new contiguous tensor; each member is
 # copied with its own strides into its slice of the output.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(tensors: list[torch.Tensor], dim: int = 0) -> torch.Tensor:

@@ -1,6 +1,6 @@
 # expand(x, sizes), materialised: size-1 dims (and new leading dims) broadcast to `sizes`, -1
 # keeping a dim's size; a broadcast dim is read with stride 0.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, sizes: list[int]) -> torch.Tensor:

@@ -1,5 +1,5 @@
 # expand_as(x, other), materialised: x broadcast to other's shape (other's values are not read).
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,6 @@
 # flip(x, dims): out[.., i, ..] = x[.., size - 1 - i, ..] along every dim in dims. Read as a
 # view with negated strides starting at the last element of each flipped dim.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, dims: list[int]) -> torch.Tensor:

@@ -1,6 +1,6 @@
 # narrow(x, dim, start, length), materialised: the slice start:start+length of dim (start may
 # be negative, counting from the end) as a new contiguous tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, dim: int, start: int, length: int) -> torch.Tensor:

@@ -1,5 +1,5 @@
 # permute(x, dims), materialised: out's dim i is x's dim dims[i], as a new contiguous tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, dims: list[int]) -> torch.Tensor:

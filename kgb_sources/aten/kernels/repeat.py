@@ -1,7 +1,7 @@
 # repeat(x, repeats): x tiled repeats[d] times along each dim (len(repeats) >= x.dim(), extra
 # leading repeats add dims). Read as the view (r0, s0, r1, s1, ..) with stride 0 on each repeat
 # dim, which in row-major order is exactly the tiled (r0*s0, r1*s1, ..) tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, repeats: list[int]) -> torch.Tensor:

@@ -1,7 +1,7 @@
 # rot90(x, k, dims): rotation by 90 degrees k times in the plane of dims, from dims[0] towards
 # dims[1] (as torch.rot90). As in ATen: k=1 is flip(dims[1]) then transpose, k=2 flips both
 # dims, k=3 is flip(dims[0]) then transpose; k is taken mod 4. Read as one strided view.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, k: int = 1, dims: list[int] = (0, 1)) -> torch.Tensor:

@@ -1,6 +1,6 @@
 # select(x, dim, index), materialised: x's slice at `index` of dim (negative counts from the
 # end), dim removed, as a new contiguous tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, dim: int, index: int) -> torch.Tensor:

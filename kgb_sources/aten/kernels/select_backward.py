@@ -1,6 +1,6 @@
 # select_backward(grad, input_sizes, dim, index): zeros of input_sizes with grad copied into the
 # slice at `index` of dim (negative counts from the end).
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(grad: torch.Tensor, input_sizes: list[int], dim: int, index: int) -> torch.Tensor:

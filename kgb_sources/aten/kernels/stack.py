@@ -1,6 +1,6 @@
 # stack(tensors, dim): same-shape members joined along a new dim (dim in [-rank-1, rank]); each
 # member is copied with its own strides into out.select(dim, k).
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(tensors: list[torch.Tensor], dim: int = 0) -> torch.Tensor:

@@ -1,6 +1,6 @@
 # t(x) for a 2-D x, materialised: out[j, i] = x[i, j], a new contiguous tensor (ATen returns a
 # view; the copy is what a kernel can be checked and timed on).
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor) -> torch.Tensor:

@@ -1,6 +1,6 @@
 # unsafe_split(x, split_size, dim): x cut along dim into pieces of split_size (the last one
 # shorter when split_size does not divide the size), each a new contiguous tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, split_size: int, dim: int = 0) -> list[torch.Tensor]:

@@ -1,6 +1,6 @@
 # unsafe_split_with_sizes(x, split_sizes, dim): x cut along dim into pieces of the given sizes
 # (summing to x.size(dim)), each a new contiguous tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, split_sizes: list[int], dim: int = 0) -> list[torch.Tensor]:

@@ -1,6 +1,6 @@
 # unsqueeze(x, dim), materialised: x with a size-1 dim inserted at dim (dim in
 # [-x.dim()-1, x.dim()]), as a new contiguous tensor.
-# __STRIDED_COPY__
+# __INCLUDE _strided_copy__
 
 
 def kernel(x: torch.Tensor, dim: int) -> torch.Tensor:
