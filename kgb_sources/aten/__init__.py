@@ -10,7 +10,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 from kgb_sources.aten._build import SOURCE
 from kgb_sources.aten.inventory import MC110, MC110_TAG
 
-FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing", "movement")
+FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing", "movement", "sorting")
 
 
 def build_operators() -> list[OperatorSpec]:
