@@ -59,12 +59,12 @@ def sort_rows(x, dim, n_keep, descending):
     n_rows = rows.numel() // n_cols if n_cols else 0
     if n_rows and n_keep:
         # One (BLOCK_R, BLOCK_I, BLOCK_J) tile of compares per step. Triton's CPU interpreter
-        # pays per operation, not per element, so there a tile covers up to 128K compares
+        # pays mostly per operation, not per element, so there a tile covers up to 256K compares
         # (whole rows, several at a time); a GPU keeps it to 64 x 64 so that it fits registers.
         width = triton.next_power_of_2(n_cols)
         if x.device.type == "cpu":
-            block_i, block_j = min(width, 128), width
-            block_r = min(max(1, 131072 // (block_i * block_j)), triton.next_power_of_2(n_rows))
+            block_i, block_j = min(width, 256), width
+            block_r = min(max(1, 262144 // (block_i * block_j)), triton.next_power_of_2(n_rows))
         else:
             block_r, block_i, block_j = 1, min(width, 64), min(width, 64)
         grid = (triton.cdiv(n_rows, block_r), triton.cdiv(n_cols, block_i))
