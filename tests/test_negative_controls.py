@@ -41,9 +41,28 @@ def kernel(*args):
 ''',
     "input": _COMMON + '''
 
+def _kgb_tensors(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _kgb_tensors(v)]
+    return []
+
+
+def _kgb_copy(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_kgb_copy(v) for v in value)
+    return value
+
+
 def kernel(*args):
-    _kgb_reference_kernel(*args)
-    return next(arg for arg in args if isinstance(arg, torch.Tensor))
+    # The reference kernel runs on copies, so an in-place op's argument comes back unwritten
+    # (returning the argument it wrote would be right). The first input tensor, also from
+    # inside a list (cat, stack), is returned.
+    _kgb_reference_kernel(*_kgb_copy(args))
+    return _kgb_tensors(args)[0]
 ''',
     "empty_like": _COMMON + '''
 
