@@ -47,8 +47,8 @@ def test_views_are_specified_as_copies():
 WRONG_KERNELS = [
     ("roll", "shift_sign_flipped", "return (i + size - shift) % size",
      "return (i + shift) % size"),
-    ("tril", "off_by_one_diagonal", "(j - i) <= diagonal", "(j - i) < diagonal"),
-    ("triu", "main_diagonal_ignores_argument", "(j - i) >= diagonal", "(j - i) >= 0"),
+    ("tril", "off_by_one_diagonal", "keep = (j - i) <= diagonal", "keep = (j - i) < diagonal"),
+    ("triu", "main_diagonal_ignores_argument", "keep = (j - i) >= diagonal", "keep = (j - i) >= 0"),
     ("cat", "ignores_member_strides", "member.shape, member.stride(), out.stride()",
      "member.shape, contiguous_strides(member.shape), out.stride()"),
     ("index_put_", "stores_when_accumulate_requested", "    if not accumulate:\n",
