@@ -24,21 +24,20 @@ def _rank_sort_kernel(x_ptr, values_ptr, indices_ptr, n_rows, n_cols, n_keep,
     row_start = rows * n_cols
     x_i = tl.load(x_ptr + row_start[:, None] + i[None, :], mask=i_mask,
                   other=0.0).to(tl.float32)
-    rank = tl.zeros((BLOCK_R, BLOCK_I), dtype=tl.int32)
-    for start in range(0, n_cols, BLOCK_J):
-        j = start + tl.arange(0, BLOCK_J)
-        j_mask = row_mask[:, None] & (j < n_cols)[None, :]
-        x_j = tl.load(x_ptr + row_start[:, None] + j[None, :], mask=j_mask,
-                      other=0.0).to(tl.float32)
-        a = x_i[:, :, None]
-        b = x_j[:, None, :]
-        if DESCENDING:
-            ahead = b > a
-        else:
-            ahead = b < a
-        ahead = ahead | ((b == a) & (j[None, None, :] < i[None, :, None]))
-        ahead = ahead & (j < n_cols)[None, None, :]
-        rank += tl.sum(ahead.to(tl.int32), axis=2)
+    # The whole row at once (BLOCK_J >= n_cols): no loop-carried sum, which Triton 3.6 can
+    # fail to compile (see cumsum's kernel).
+    j = tl.arange(0, BLOCK_J)
+    j_mask = row_mask[:, None] & (j < n_cols)[None, :]
+    x_j = tl.load(x_ptr + row_start[:, None] + j[None, :], mask=j_mask, other=0.0).to(tl.float32)
+    a = x_i[:, :, None]
+    b = x_j[:, None, :]
+    if DESCENDING:
+        ahead = b > a
+    else:
+        ahead = b < a
+    ahead = ahead | ((b == a) & (j[None, None, :] < i[None, :, None]))
+    ahead = ahead & (j < n_cols)[None, None, :]
+    rank = tl.sum(ahead.to(tl.int32), axis=2)
     keep = i_mask & (rank < n_keep)
     out = (rows * n_keep)[:, None] + rank
     tl.store(values_ptr + out, x_i.to(values_ptr.dtype.element_ty), mask=keep)
@@ -58,15 +57,14 @@ def sort_rows(x, dim, n_keep, descending):
     indices = torch.empty(shape, dtype=torch.int64, device=x.device)
     n_rows = rows.numel() // n_cols if n_cols else 0
     if n_rows and n_keep:
-        # One (BLOCK_R, BLOCK_I, BLOCK_J) tile of compares per step. Triton's CPU interpreter
-        # pays mostly per operation, not per element, so there a tile covers up to 256K compares
-        # (whole rows, several at a time); a GPU keeps it to 64 x 64 so that it fits registers.
-        width = triton.next_power_of_2(n_cols)
-        if x.device.type == "cpu":
-            block_i, block_j = min(width, 256), width
-            block_r = min(max(1, 262144 // (block_i * block_j)), triton.next_power_of_2(n_rows))
-        else:
-            block_r, block_i, block_j = 1, min(width, 64), min(width, 64)
+        # One (BLOCK_R, BLOCK_I, BLOCK_J) tile of compares, whole rows along J. Triton's CPU
+        # interpreter pays mostly per operation, not per element, so there a tile holds up to
+        # 256K compares (several rows at a time); a GPU keeps it to 8K so that it fits in
+        # registers.
+        budget = 262144 if x.device.type == "cpu" else 8192
+        block_j = triton.next_power_of_2(n_cols)
+        block_i = min(block_j, 256 if x.device.type == "cpu" else 64, max(1, budget // block_j))
+        block_r = min(max(1, budget // (block_i * block_j)), triton.next_power_of_2(n_rows))
         grid = (triton.cdiv(n_rows, block_r), triton.cdiv(n_cols, block_i))
         _rank_sort_kernel[grid](rows, values, indices, n_rows, n_cols, n_keep,
                                 DESCENDING=descending, BLOCK_R=block_r, BLOCK_I=block_i,
