@@ -55,16 +55,23 @@ def kernel(*args):
         tensor.copy_(flat)
     return out
 ''',
-    # The first tensor argument comes back as the result, and written arguments keep the
-    # values they came with (the reference kernel runs on copies).
     "input": _COMMON + '''
 
+def _kgb_copy(value):
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_kgb_copy(v) for v in value)
+    return value
+
+
 def kernel(*args):
-    copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-    out = _kgb_reference_kernel(*copies)
+    # The first input tensor comes back, also from inside a list (cat, stack); written
+    # arguments keep the values they came with, since the reference kernel runs on copies.
+    out = _kgb_reference_kernel(*_kgb_copy(args))
     if out is None:
         return None
-    return next(arg for arg in args if isinstance(arg, torch.Tensor))
+    return _kgb_tensors(args)[0]
 ''',
     "empty_like": _COMMON + '''
 

@@ -13,7 +13,14 @@ SPECS = load_registry().operators(["aten"])
 
 
 def _tensors(values):
-    return [v for v in values if isinstance(v, torch.Tensor)]
+    """The tensors among an op's inputs, also inside lists (cat and stack take a list)."""
+    found = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(_tensors(value))
+    return found
 
 
 def test_aten_has_at_least_25_operators():
