@@ -36,3 +36,11 @@ def kgb_register_sources(register):
                     "and in-place updates",
         build=build_operators,
     ))
+
+
+@hookimpl
+def kgb_add_cli(app):
+    """``kgb vllm-crosscheck``: the references against vLLM's own ops, where vllm imports."""
+    from kgb_sources.vllm.crosscheck import register_cli
+
+    register_cli(app)
