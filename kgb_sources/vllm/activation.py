@@ -118,6 +118,31 @@ def _elementwise_reference(activation: Callable[..., Any]) -> Callable[..., None
     return reference
 
 
+def _swigluoai_reference(out, input, alpha, limit):  # noqa: ANN001, ANN202, A002
+    import torch
+
+    gate, up = input[..., 0::2].float(), input[..., 1::2].float()
+    g = torch.clamp(gate, max=limit)
+    u = torch.clamp(up, min=-limit, max=limit)
+    out.copy_(((u + 1.0) * (g * torch.sigmoid(alpha * g))).to(out.dtype))
+
+
+def _swigluoai_inputs(ctx: InputContext) -> list[Any]:
+    *lead, d = ctx.params["shape"]
+    # Scale 4: a good share of gates and ups lie beyond +-limit, so both clamps are exercised.
+    return [ctx.randn(*lead, d, scale=1000.0), ctx.randn(*lead, 2 * d, scale=4.0),
+            float(ctx.params.get("alpha", 1.702)), float(ctx.params.get("limit", 7.0))]
+
+
+SWIGLUOAI_CASES = (
+    ShapeCase("odd_tokens", {"shape": (7, 129)}),
+    ShapeCase("tight_limit", {"shape": (3, 5, 200), "limit": 3.0, "alpha": 1.0}),
+    ShapeCase("wide_row", {"shape": (2, 1100)}),
+    ShapeCase("heldout_rows", {"shape": (5, 333), "limit": 5.0}, heldout=True),
+    ShapeCase("gpt_oss_120b_experts", {"shape": (4096, 2880)}, tier=LARGE),
+)
+
+
 def _gated_inputs(with_threshold: bool) -> Callable[[InputContext], list[Any]]:
     def make(ctx: InputContext) -> list[Any]:
         *lead, d = ctx.params["shape"]
@@ -207,6 +232,23 @@ def operators() -> list[OperatorSpec]:
                 threshold="float(threshold)" if fatrelu else "0.0"),
             vllm_callable=f"torch.ops._C.{name}",
         ))
+    specs.append(vllm_op(
+        "swigluoai_and_mul",
+        signature="kernel(out: Tensor, input: Tensor, alpha: float, limit: float) -> None",
+        description=(
+            "vLLM's swigluoai_and_mul (gpt-oss's clamped SwiGLU): input [..., 2*d] holds gate "
+            "and up INTERLEAVED, gate = input[..., 0::2] and up = input[..., 1::2] (not split "
+            "in halves). With g = min(gate, limit) (clamped from above only) and u = "
+            "clamp(up, -limit, limit): out[..., :] = (u + 1) * g * sigmoid(alpha * g), "
+            "computed in float32 and rounded once, written into the out-parameter out of shape "
+            "[..., d] (input's dtype: float32, float16 or bfloat16). Returns None; input must "
+            "be left unchanged. vLLM's defaults: alpha 1.702, limit 7.0."),
+        reference=_swigluoai_reference, make_inputs=_swigluoai_inputs, cases=SWIGLUOAI_CASES,
+        flops=lambda p: 8 * _numel(p["shape"]),
+        bytes_moved=lambda p, size: 3 * _numel(p["shape"]) * size,
+        tags=("activation", "out_param"), mutated_args=(0,),
+        vllm_callable="torch.ops._C.swigluoai_and_mul",
+    ))
     for name, activation, formula, flops in ELEMENTWISE:
         specs.append(vllm_op(
             name,
