@@ -169,11 +169,11 @@ def _dynamic_inputs(ctx: InputContext) -> list[Any]:
 
 DYNAMIC_CASES = (
     ShapeCase("fp8_odd", {"tokens": 7, "hidden": 129, "eps": 1e-6, "quant": "fp8"}),
-    ShapeCase("fp8_residual_zero_row", {"tokens": 5, "hidden": 1100, "eps": 1e-5,
-                                        "quant": "fp8", "residual": True, "zero_row": 2}),
-    ShapeCase("fp8_scale_ub", {"tokens": 6, "hidden": 256, "eps": 1e-6, "quant": "fp8",
+    ShapeCase("fp8_residual_zero_row", {"tokens": 3, "hidden": 1100, "eps": 1e-5,
+                                        "quant": "fp8", "residual": True, "zero_row": 1}),
+    ShapeCase("fp8_scale_ub", {"tokens": 4, "hidden": 256, "eps": 1e-6, "quant": "fp8",
                                "scale_ub": 1.5}),
-    ShapeCase("int8_residual", {"tokens": 9, "hidden": 200, "eps": 1e-6, "quant": "int8",
+    ShapeCase("int8_residual", {"tokens": 5, "hidden": 200, "eps": 1e-6, "quant": "int8",
                                 "residual": True}),
     ShapeCase("heldout_int8", {"tokens": 4, "hidden": 333, "eps": 1e-5, "quant": "int8"},
               heldout=True),
@@ -294,8 +294,9 @@ def operators() -> list[OperatorSpec]:
                 "place; else x = input. rstd from the squares of the unrounded float32 x. "
                 + RMS_RULE + " Per token: absmax = max |normed|, clamped from above by "
                 "scale_ub[0] when scale_ub (float32 [1], fp8 only) is given; scale = "
-                "max(absmax / qmax, 1 / (qmax * 512)) with qmax 448 for fp8 and 127 for int8, "
-                "written to scales[token, 0]. fp8: out = fp8(normed / scale) (divided, not "
+                "max(absmax / qmax, min_scale) with qmax 448 for fp8 and 127 for int8 and "
+                "min_scale = 1 / (448 * 512) for fp8 (vLLM's min_scaling_factor; a token of "
+                "zeros gets it; for int8 no case lets it bind), written to scales[token, 0]. fp8: out = fp8(normed / scale) (divided, not "
                 "multiplied by an inverse). int8: out = round(normed * (1 / scale)) with 1 / "
                 "scale computed once in float32. " + _quant.FP8_RULE + " "
                 + _quant.INT8_RULE + " int8 values are compared within one step, scales at "
