@@ -66,9 +66,10 @@ def ops_command(ctx: typer.Context,
     if as_json:
         _print_json([spec.describe() for spec in specs])
         return
-    rows = [[spec.id, spec.signature, ",".join(spec.dtypes), len(spec.shown_cases()),
-             ",".join(sorted(spec.tags))] for spec in specs]
-    typer.echo(render_table(["op", "signature", "dtypes", "cases", "tags"], rows))
+    rows = [[spec.id, spec.signature, ",".join(spec.written_args()) or "-",
+             ",".join(spec.dtypes), len(spec.shown_cases()), ",".join(sorted(spec.tags))]
+            for spec in specs]
+    typer.echo(render_table(["op", "signature", "writes", "dtypes", "cases", "tags"], rows))
     typer.echo(f"\n{len(specs)} operators")
 
 
@@ -82,6 +83,8 @@ def ops_show_command(op_id: str = typer.Argument(..., help="An operator id such 
         return
     typer.echo(f"{info['id']}: {info['signature']}\n  {info['description']}")
     typer.echo(f"  dtypes: {', '.join(info['dtypes'])}   tags: {', '.join(info['tags']) or '-'}")
+    typer.echo(f"  writes: {', '.join(info['writes']) or '- (returns its result)'}; every "
+               f"other argument must come back unchanged")
     for dtype, tol in info["tolerances"].items():
         typer.echo(f"  tolerance {dtype}: rtol={tol['rtol']:g} atol={tol['atol']}")
     rows = []

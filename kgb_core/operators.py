@@ -51,6 +51,17 @@ class Tolerance:
 
 
 @dataclass(frozen=True)
+class WithTolerance:
+    """A value a spec's ``compared`` returns with the tolerance it is compared at, where one
+    output needs another rule than the rest: an fp8 tensor within one e4m3 step, its fp32
+    scales at fp32 tolerance. Both sides' ``compared`` return it; the expected side's
+    tolerance is the one used."""
+
+    value: Any
+    tolerance: Tolerance
+
+
+@dataclass(frozen=True)
 class ShapeCase:
     """One set of parameters an operator is checked on: shapes, dims, flags."""
 
@@ -217,6 +228,29 @@ class OperatorSpec:
         if problems:
             raise PluginError(f"operator {self.id}: " + "; ".join(problems))
 
+    def argument_names(self) -> list[str]:
+        """The parameter names of ``signature`` (``kernel(out: Tensor, x: Tensor) -> None``)."""
+        inside = self.signature.partition("(")[2].rpartition(")")[0]
+        names, depth, current = [], 0, ""
+        for char in inside + ",":
+            if char in "[(":
+                depth += 1
+            elif char in "])":
+                depth -= 1
+            if char == "," and depth == 0:
+                name = current.split(":")[0].split("=")[0].strip().lstrip("*")
+                if name:
+                    names.append(name)
+                current = ""
+            else:
+                current += char
+        return names
+
+    def written_args(self) -> list[str]:
+        """The names of the arguments the operator writes (``mutated_args``), for listings."""
+        names = self.argument_names()
+        return [names[i] if i < len(names) else f"arg{i}" for i in self.mutated_args]
+
     def shown_cases(self) -> list[ShapeCase]:
         return [case for case in self.cases if not case.heldout]
 
@@ -261,6 +295,7 @@ class OperatorSpec:
             "dtypes": list(self.dtypes),
             "tags": sorted(self.tags),
             "mutated_args": list(self.mutated_args),
+            "writes": self.written_args(),
             "tolerances": tolerances,
             "cases": cases,
             "heldout_cases": len(self.cases) - len(cases),

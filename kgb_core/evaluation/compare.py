@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from kgb_core.evaluation import verdicts
-from kgb_core.operators import Tolerance
+from kgb_core.operators import Tolerance, WithTolerance
 
 
 @dataclass
@@ -41,6 +41,10 @@ def _describe(value: Any) -> str:
 
 
 def compare_outputs(actual: Any, expected: Any, tolerance: Tolerance, where: str = "output") -> Comparison:
+    if isinstance(expected, WithTolerance):
+        if isinstance(actual, WithTolerance):
+            actual = actual.value
+        return compare_outputs(actual, expected.value, expected.tolerance, where)
     if isinstance(expected, torch.Tensor):
         return _compare_tensors(actual, expected, tolerance, where)
     if isinstance(expected, (tuple, list)):

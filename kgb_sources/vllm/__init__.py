@@ -15,7 +15,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 from kgb_sources.vllm._build import SOURCE
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
-FAMILIES: tuple[str, ...] = ()
+FAMILIES: tuple[str, ...] = ("activation", "norm", "rotary", "quant")
 
 
 def build_operators() -> list[OperatorSpec]:
@@ -36,3 +36,11 @@ def kgb_register_sources(register):
                     "and in-place updates",
         build=build_operators,
     ))
+
+
+@hookimpl
+def kgb_add_cli(app):
+    """``kgb vllm-crosscheck``: the references against vLLM's own ops, where vllm imports."""
+    from kgb_sources.vllm.crosscheck import register_cli
+
+    register_cli(app)

@@ -1,0 +1,132 @@
+"""vLLM's rotary_embedding (csrc/pos_encoding_kernels.cu), in place on query and key.
+
+vLLM's kernel computes in the storage dtype: ``arr[x] * cos - arr[y] * sin`` with scalar_t
+operands, so each product and the difference are rounded to fp16/bf16 (c10::Half arithmetic);
+the reference does the same. A kernel that computes in fp32 and rounds once differs by up to
+about one unit in the last place of the largest product, which the fp16/bf16 tolerances allow.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase, Tolerance
+
+from kgb_sources.vllm._build import vllm_op
+
+ROTARY_CASES = (
+    ShapeCase("neox_3d", {"tokens": 7, "q_heads": 4, "kv_heads": 2, "head_size": 64,
+                          "rot_dim": 64, "is_neox": True, "max_position": 64}),
+    ShapeCase("gptj_flat", {"tokens": 5, "q_heads": 3, "kv_heads": 1, "head_size": 32,
+                            "rot_dim": 32, "is_neox": False, "max_position": 40,
+                            "flat": True}),
+    ShapeCase("neox_partial_rotary", {"tokens": 6, "q_heads": 2, "kv_heads": 2,
+                                      "head_size": 80, "rot_dim": 32, "is_neox": True,
+                                      "max_position": 50}),
+    ShapeCase("gptj_no_key", {"tokens": 4, "q_heads": 4, "kv_heads": 0, "head_size": 64,
+                              "rot_dim": 64, "is_neox": False, "max_position": 32}),
+    ShapeCase("heldout_heads", {"tokens": 3, "q_heads": 5, "kv_heads": 1, "head_size": 96,
+                                "rot_dim": 48, "is_neox": False, "max_position": 30},
+              heldout=True),
+    ShapeCase("llama3_8b_prefill", {"tokens": 4096, "q_heads": 32, "kv_heads": 8,
+                                    "head_size": 128, "rot_dim": 128, "is_neox": True,
+                                    "max_position": 8192}, tier=LARGE),
+    ShapeCase("qwen2_decode_batch", {"tokens": 256, "q_heads": 28, "kv_heads": 4,
+                                     "head_size": 128, "rot_dim": 128, "is_neox": True,
+                                     "max_position": 32768}, tier=LARGE),
+)
+
+
+def _cos_sin_cache(ctx: InputContext, rot_dim: int, max_position: int, base: float = 10000.0):  # noqa: ANN202
+    torch = ctx.torch
+    inv_freq = 1.0 / (base ** (torch.arange(0, rot_dim, 2, dtype=torch.float32) / rot_dim))
+    freqs = torch.outer(torch.arange(max_position, dtype=torch.float32), inv_freq)
+    cache = torch.cat([freqs.cos(), freqs.sin()], dim=-1)
+    return cache.to(ctx.dtype).to(ctx.device)
+
+
+def _inputs(ctx: InputContext) -> list[Any]:
+    p = ctx.params
+    t, d = p["tokens"], p["head_size"]
+    positions = ctx.randint(t, low=0, high=p["max_position"])
+
+    def heads(count: int):  # noqa: ANN202
+        shape = (t, count * d) if p.get("flat") else (t, count, d)
+        return ctx.randn(*shape)
+
+    query = heads(p["q_heads"])
+    key = heads(p["kv_heads"]) if p["kv_heads"] else None
+    return [positions, query, key, d, _cos_sin_cache(ctx, p["rot_dim"], p["max_position"]),
+            bool(p["is_neox"])]
+
+
+def _rotate(arr, positions, head_size, cache, is_neox):  # noqa: ANN001, ANN202
+    tokens = positions.numel()
+    heads = arr.view(tokens, -1, head_size)
+    rot_dim = cache.shape[-1]
+    half = rot_dim // 2
+    cos = cache[positions.long(), :half].float().unsqueeze(1)
+    sin = cache[positions.long(), half:].float().unsqueeze(1)
+    if is_neox:
+        x_index = slice(0, half)
+        y_index = slice(half, rot_dim)
+    else:
+        x_index = slice(0, rot_dim, 2)
+        y_index = slice(1, rot_dim, 2)
+    x = heads[..., x_index].float()
+    y = heads[..., y_index].float()
+    dtype = arr.dtype
+
+    def rounded(value):  # noqa: ANN001, ANN202 - one scalar_t operation's result
+        return value.to(dtype).float()
+
+    new_x = (rounded(x * cos) - rounded(y * sin)).to(dtype)
+    new_y = (rounded(y * cos) + rounded(x * sin)).to(dtype)
+    heads[..., x_index] = new_x
+    heads[..., y_index] = new_y
+
+
+def _reference(positions, query, key, head_size, cos_sin_cache, is_neox):  # noqa: ANN001, ANN202
+    _rotate(query, positions, head_size, cos_sin_cache, is_neox)
+    if key is not None:
+        _rotate(key, positions, head_size, cos_sin_cache, is_neox)
+
+
+def _elements(p: Mapping[str, Any]) -> int:
+    return p["tokens"] * (p["q_heads"] + p["kv_heads"]) * p["head_size"]
+
+
+def _rotated(p: Mapping[str, Any]) -> int:
+    return p["tokens"] * (p["q_heads"] + p["kv_heads"]) * p["rot_dim"]
+
+
+def operators() -> list[OperatorSpec]:
+    return [vllm_op(
+        "rotary_embedding",
+        signature="kernel(positions: Tensor, query: Tensor, key: Tensor | None, head_size: int, "
+                  "cos_sin_cache: Tensor, is_neox: bool) -> None",
+        description=(
+            "vLLM's rotary_embedding, in place on query and key. positions: int64 "
+            "[num_tokens], each in [0, max_position). query: [num_tokens, num_heads, head_size] "
+            "or flattened [num_tokens, num_heads * head_size], contiguous; key the same with "
+            "num_kv_heads heads, or None (then only query is rotated). cos_sin_cache: "
+            "[max_position, rot_dim] of query's dtype, cos in columns [0, rot_dim/2) and sin in "
+            "[rot_dim/2, rot_dim); rot_dim may be smaller than head_size, and entries "
+            "[rot_dim, head_size) of each head must be left unchanged. For pair i in "
+            "[0, rot_dim/2) of every head at position p = positions[token]: with c = "
+            "cache[p, i], s = cache[p, rot_dim/2 + i], and (x, y) the elements at (i, "
+            "rot_dim/2 + i) when is_neox (GPT-NeoX style) or at (2i, 2i + 1) otherwise "
+            "(GPT-J style, interleaved): x <- x*c - y*s, y <- y*c + x*s, both from the old "
+            "values. vLLM computes in the storage dtype (each product and the sum rounded to "
+            "float16/bfloat16; float32 is exact). Returns None; positions and cos_sin_cache "
+            "must be left unchanged."),
+        reference=_reference, make_inputs=_inputs, cases=ROTARY_CASES,
+        flops=lambda p: 3 * _rotated(p),
+        bytes_moved=lambda p, size: 2 * _rotated(p) * size + p["tokens"] * (8 + p["rot_dim"] * size),
+        tags=("rotary", "inplace"), mutated_args=(1, 2),
+        # vLLM rounds each product to the storage dtype; |x*c| reaches about 4.5 for unit
+        # normal inputs, whose half-ulp in fp16 is 2e-3 (bf16 1.6e-2), twice per output.
+        tolerance_overrides={"float16": Tolerance(rtol=1e-3, atol=5e-3),
+                             "bfloat16": Tolerance(rtol=1.6e-2, atol=4e-2)},
+        vllm_callable="vllm._custom_ops.rotary_embedding",
+    )]
