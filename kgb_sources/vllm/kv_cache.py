@@ -59,12 +59,13 @@ def _paged_cache_inputs(ctx: InputContext) -> list[Any]:
     tokens, heads, size = p["num_tokens"], p["num_heads"], p["head_size"]
     blocks, block_size = p["num_blocks"], p["block_size"]
     x = _x(ctx.dtype)
+    rows = tokens + p.get("extra_rows", 0)
     if p.get("packed_kv"):
-        # key and value as views of one [tokens, 2, heads, size] buffer: token stride 2*h*d.
-        kv = ctx.randn(tokens, 2, heads, size)
+        # key and value as views of one [rows, 2, heads, size] buffer: token stride 2*h*d.
+        kv = ctx.randn(rows, 2, heads, size)
         key, value = kv[:, 0], kv[:, 1]
     else:
-        key, value = ctx.randn(tokens, heads, size), ctx.randn(tokens, heads, size)
+        key, value = ctx.randn(rows, heads, size), ctx.randn(rows, heads, size)
     key_cache = ctx.randn(blocks, heads, size // x, block_size, x)
     value_cache = ctx.randn(blocks, heads, size, block_size)
     slots = _slot_mapping(ctx, tokens, blocks * block_size, p["pad"])
@@ -74,11 +75,12 @@ def _paged_cache_inputs(ctx: InputContext) -> list[Any]:
 def _reshape_and_cache_reference(key, value, key_cache, value_cache, slot_mapping,  # noqa: ANN001
                                  kv_cache_dtype, k_scale, v_scale) -> None:
     _, heads, size_x, block_size, x = key_cache.shape
+    tokens = slot_mapping.shape[0]  # key may have more rows (CUDA-graph padding)
     valid = slot_mapping >= 0
     slots = slot_mapping[valid]
     blocks, offsets = slots // block_size, slots % block_size
-    key_cache[blocks, :, :, offsets, :] = key[valid].reshape(-1, heads, size_x, x)
-    value_cache[blocks, :, :, offsets] = value[valid]
+    key_cache[blocks, :, :, offsets, :] = key[:tokens][valid].reshape(-1, heads, size_x, x)
+    value_cache[blocks, :, :, offsets] = value[:tokens][valid]
 
 
 # -- reshape_and_cache_flash -----------------------------------------------------------------
@@ -86,7 +88,8 @@ def _flash_cache_inputs(ctx: InputContext) -> list[Any]:
     p = ctx.params
     tokens, heads, size = p["num_tokens"], p["num_heads"], p["head_size"]
     blocks, block_size = p["num_blocks"], p["block_size"]
-    key, value = ctx.randn(tokens, heads, size), ctx.randn(tokens, heads, size)
+    rows = tokens + p.get("extra_rows", 0)
+    key, value = ctx.randn(rows, heads, size), ctx.randn(rows, heads, size)
     if p.get("flashinfer"):
         # FlashInfer's [num_blocks, 2, block_size, heads, size]: each cache a strided view.
         kv_cache = ctx.randn(blocks, 2, block_size, heads, size)
@@ -101,11 +104,12 @@ def _flash_cache_inputs(ctx: InputContext) -> list[Any]:
 def _reshape_and_cache_flash_reference(key, value, key_cache, value_cache,  # noqa: ANN001
                                        slot_mapping, kv_cache_dtype, k_scale, v_scale) -> None:
     block_size = key_cache.shape[1]
+    tokens = slot_mapping.shape[0]  # key may have more rows (CUDA-graph padding)
     valid = slot_mapping >= 0
     slots = slot_mapping[valid]
     blocks, offsets = slots // block_size, slots % block_size
-    key_cache[blocks, offsets] = key[valid]
-    value_cache[blocks, offsets] = value[valid]
+    key_cache[blocks, offsets] = key[:tokens][valid]
+    value_cache[blocks, offsets] = value[:tokens][valid]
 
 
 # -- concat_and_cache_mla --------------------------------------------------------------------
@@ -113,13 +117,14 @@ def _mla_cache_inputs(ctx: InputContext) -> list[Any]:
     p = ctx.params
     tokens, rank, rope = p["num_tokens"], p["kv_lora_rank"], p["rope_dim"]
     blocks, block_size = p["num_blocks"], p["block_size"]
+    rows = tokens + p.get("extra_rows", 0)
     if p.get("split"):
         # kv_c and k_pe as column slices of the projection's output, as DeepSeek's
         # kv_a.split([kv_lora_rank, rope_dim], dim=-1) makes them: row stride rank + rope.
-        kv_a = ctx.randn(tokens, rank + rope)
+        kv_a = ctx.randn(rows, rank + rope)
         kv_c, k_pe = kv_a[:, :rank], kv_a[:, rank:]
     else:
-        kv_c, k_pe = ctx.randn(tokens, rank), ctx.randn(tokens, rope)
+        kv_c, k_pe = ctx.randn(rows, rank), ctx.randn(rows, rope)
     kv_cache = ctx.randn(blocks, block_size, rank + rope)
     slots = _slot_mapping(ctx, tokens, blocks * block_size, p["pad"])
     return [kv_c, k_pe, kv_cache, slots, "auto", _scale(ctx)]
@@ -130,9 +135,11 @@ def _concat_and_cache_mla_reference(kv_c, k_pe, kv_cache, slot_mapping, kv_cache
     import torch
 
     block_size = kv_cache.shape[1]
+    tokens = slot_mapping.shape[0]  # kv_c may have more rows (CUDA-graph padding)
     valid = slot_mapping >= 0
     slots = slot_mapping[valid]
-    kv_cache[slots // block_size, slots % block_size] = torch.cat([kv_c[valid], k_pe[valid]], -1)
+    kv_cache[slots // block_size, slots % block_size] = torch.cat(
+        [kv_c[:tokens][valid], k_pe[:tokens][valid]], -1)
 
 
 # -- copy_blocks / copy_blocks_mla / swap_blocks ------------------------------------------------
@@ -305,15 +312,17 @@ def _paged_cases(large_heads: int = 8) -> tuple[ShapeCase, ...]:
                                 "block_size": 8, "num_blocks": 3, "pad": 0}),
         ShapeCase("packed_kv", {"num_tokens": 21, "num_heads": 4, "head_size": 16,
                                 "block_size": 16, "num_blocks": 4, "pad": 3, "packed_kv": True}),
-        ShapeCase("block32", {"num_tokens": 40, "num_heads": 2, "head_size": 48,
-                              "block_size": 32, "num_blocks": 3, "pad": 5}),
+        ShapeCase("block32_graph_rows", {"num_tokens": 40, "num_heads": 2, "head_size": 48,
+                                         "block_size": 32, "num_blocks": 3, "pad": 5,
+                                         "extra_rows": 8}),
         ShapeCase("heldout_mix", {"num_tokens": 19, "num_heads": 5, "head_size": 24,
-                                  "block_size": 8, "num_blocks": 6, "pad": 4}, heldout=True),
+                                  "block_size": 8, "num_blocks": 6, "pad": 4, "extra_rows": 3},
+                  heldout=True),
         ShapeCase("llama_prefill", {"num_tokens": 4096, "num_heads": large_heads,
                                     "head_size": 128, "block_size": 16, "num_blocks": 2048,
                                     "pad": 7}, tier=LARGE),
         ShapeCase("llama_decode", {"num_tokens": 256, "num_heads": large_heads, "head_size": 128,
-                                   "block_size": 16, "num_blocks": 8192, "pad": 31}, tier=LARGE),
+                                   "block_size": 16, "num_blocks": 4096, "pad": 31}, tier=LARGE),
     )
 
 
@@ -325,15 +334,16 @@ FLASH_CASES = (
     ShapeCase("flashinfer_views", {"num_tokens": 21, "num_heads": 4, "head_size": 16,
                                    "block_size": 16, "num_blocks": 4, "pad": 3,
                                    "flashinfer": True}),
-    ShapeCase("head80", {"num_tokens": 40, "num_heads": 2, "head_size": 80,
-                         "block_size": 32, "num_blocks": 3, "pad": 5}),
+    ShapeCase("head80_graph_rows", {"num_tokens": 40, "num_heads": 2, "head_size": 80,
+                                    "block_size": 32, "num_blocks": 3, "pad": 5,
+                                    "extra_rows": 8}),
     ShapeCase("heldout_mix", {"num_tokens": 19, "num_heads": 5, "head_size": 24,
                               "block_size": 8, "num_blocks": 6, "pad": 4, "flashinfer": True},
               heldout=True),
     ShapeCase("llama_prefill", {"num_tokens": 4096, "num_heads": 8, "head_size": 128,
                                 "block_size": 16, "num_blocks": 2048, "pad": 7}, tier=LARGE),
     ShapeCase("llama_decode_flashinfer", {"num_tokens": 256, "num_heads": 8, "head_size": 128,
-                                          "block_size": 16, "num_blocks": 8192, "pad": 31,
+                                          "block_size": 16, "num_blocks": 4096, "pad": 31,
                                           "flashinfer": True}, tier=LARGE),
 )
 
@@ -342,8 +352,9 @@ MLA_CASES = (
                              "block_size": 16, "num_blocks": 5, "pad": 2}),
     ShapeCase("split_views", {"num_tokens": 21, "kv_lora_rank": 48, "rope_dim": 16,
                               "block_size": 16, "num_blocks": 4, "pad": 3, "split": True}),
-    ShapeCase("deepseek_narrow", {"num_tokens": 7, "kv_lora_rank": 512, "rope_dim": 64,
-                                  "block_size": 8, "num_blocks": 2, "pad": 1}),
+    ShapeCase("deepseek_graph_rows", {"num_tokens": 7, "kv_lora_rank": 512, "rope_dim": 64,
+                                      "block_size": 8, "num_blocks": 2, "pad": 1,
+                                      "extra_rows": 5}),
     ShapeCase("heldout_mix", {"num_tokens": 19, "kv_lora_rank": 40, "rope_dim": 24,
                               "block_size": 8, "num_blocks": 6, "pad": 4, "split": True},
               heldout=True),
@@ -377,7 +388,7 @@ COPY_MLA_CASES = (
                                "entry_size": 100, "num_sources": 4}),
     ShapeCase("heldout_mix", {"num_layers": 2, "num_blocks": 10, "block_size": 8,
                               "entry_size": 72, "num_sources": 3}, heldout=True),
-    ShapeCase("deepseek_61_layers", {"num_layers": 61, "num_blocks": 128, "block_size": 64,
+    ShapeCase("deepseek_61_layers", {"num_layers": 61, "num_blocks": 64, "block_size": 64,
                                      "entry_size": 576, "num_sources": 16}, tier=LARGE),
 )
 
@@ -436,7 +447,9 @@ def _copied_tokens(p: Mapping[str, Any]) -> int:
 
 
 _WRITE_RULES = (
-    "slot_mapping (int64 [num_tokens]) gives each token's cache slot, slot = block * block_size "
+    "slot_mapping (int64 [num_tokens]) gives each token's cache slot; num_tokens is "
+    "slot_mapping's length, and the key/value rows past it (CUDA-graph padding in vLLM V1) are "
+    "not tokens and must be ignored. slot = block * block_size "
     "+ offset within the block; slots are distinct, and a slot of -1 marks a padding token "
     "whose values must not be written anywhere. Every cache entry no token maps to must keep "
     "its value (the caches are compared whole). kv_cache_dtype is 'auto': the caches have the "
@@ -503,7 +516,9 @@ def operators() -> list[OperatorSpec]:
                       "kv_cache_dtype: str, scale: Tensor) -> None",
             description="vLLM's concat_and_cache_mla (DeepSeek MLA): for each token, writes the "
                         "concatenation [kv_c | k_pe] of its latent kv_c ([num_tokens, "
-                        "kv_lora_rank]) and rotary key part k_pe ([num_tokens, rope_dim]) into "
+                        "kv_lora_rank]) and rotary key part k_pe ([num_tokens, rope_dim]; both may have "
+                        "more rows than slot_mapping, whose length is num_tokens: the extra "
+                        "rows are CUDA-graph padding and are ignored) into "
                         "kv_cache [num_blocks, block_size, kv_lora_rank + rope_dim] at its slot: "
                         "kv_cache[block, offset, :kv_lora_rank] = kv_c[t], kv_cache[block, "
                         "offset, kv_lora_rank:] = k_pe[t], in place. kv_c and k_pe may be "

@@ -24,7 +24,10 @@ def _concat_and_cache_mla_kernel(kv_c_ptr, k_pe_ptr, cache_ptr, slot_ptr, num_to
 
 
 def kernel(kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype, scale):
-    num_tokens, rank = kv_c.shape
+    # slot_mapping's length is the token count: kv_c may have more rows (CUDA-graph
+    # padding in vLLM V1), which are not written.
+    num_tokens = slot_mapping.shape[0]
+    rank = kv_c.shape[1]
     rope = k_pe.shape[1]
     num_blocks, block_size, entry = kv_cache.shape
     if num_tokens == 0:

@@ -32,7 +32,10 @@ def _reshape_and_cache_flash_kernel(key_ptr, value_ptr, key_cache_ptr, value_cac
 
 
 def kernel(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
-    num_tokens, num_heads, head_size = key.shape
+    # slot_mapping's length is the token count: key may have more rows (CUDA-graph
+    # padding in vLLM V1), which are not written.
+    num_tokens = slot_mapping.shape[0]
+    num_heads, head_size = key.shape[1], key.shape[2]
     num_blocks, block_size = key_cache.shape[0], key_cache.shape[1]
     if num_tokens == 0:
         return None
