@@ -1,6 +1,7 @@
 """vLLM KV-cache ops: every shipped kernel passes, and plausible wrong kernels are rejected
 (padding slot written, wrong cache layout, strides ignored, one cache forgotten, start
-offsets ignored, an argument written that the op must leave alone); zero-filled and
+offsets ignored, the indexer cache read per token, an argument written that the op must
+leave alone); zero-filled and
 untouched caches fail for every op."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from kgb_core.evaluation import verdicts
 from kgb_core.plugins import load_registry
 
 OPS = ("reshape_and_cache", "reshape_and_cache_flash", "concat_and_cache_mla", "copy_blocks",
-       "copy_blocks_mla", "swap_blocks", "cp_gather_cache", "gather_and_maybe_dequant_cache")
+       "copy_blocks_mla", "swap_blocks", "cp_gather_cache", "gather_and_maybe_dequant_cache",
+       "cp_gather_indexer_k_quant_cache")
 SPECS = {spec.name: spec for spec in load_registry().operators(["vllm"]) if spec.name in OPS}
 
 REJECTED = (verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE, verdicts.STALE_OUTPUT,
@@ -118,6 +120,13 @@ WRONG = {
     "seq_starts_ignored": ("cp_gather_cache",
                            "        pos = pos + tl.load(starts_ptr + b).to(tl.int64)\n",
                            "        pos = pos + 0\n"),
+    # The indexer cache read as per-token entries [block_size, head_dim + scale_bytes]
+    # instead of its per-block layout (all keys, then all scales).
+    "indexer_per_token_layout": ("cp_gather_indexer_k_quant_cache",
+                                 "    k = tl.load(cache_ptr + base[:, None] + offset[:, None] * "
+                                 "head_dim + h[None, :], mask=k_mask)\n",
+                                 "    k = tl.load(cache_ptr + base[:, None] + offset[:, None] * "
+                                 "(head_dim + scale_bytes) + h[None, :], mask=k_mask)\n"),
     # The source block cleared after the copy: src must not be modified.
     "source_written": ("swap_blocks",
                        "    tl.store(dst_ptr + dst * dst_block_stride + idx, values, mask=mask)\n",

@@ -303,6 +303,41 @@ def _gather_and_maybe_dequant_cache_reference(src_cache, dst, block_table, cu_se
     dst[tokens[keep]] = src_cache[blocks[keep], (pos % block_size)[keep]]
 
 
+# -- cp_gather_indexer_k_quant_cache -------------------------------------------------------
+INDEXER_QUANT_BLOCK = 128  # DeepSeek V3.2's indexer: one float32 scale per 128 fp8 values
+
+
+def _indexer_inputs(ctx: InputContext) -> list[Any]:
+    torch = ctx.torch
+    p = ctx.params
+    table, cu, _, total = _requests(ctx)
+    head_dim = p["head_dim"]
+    scale_bytes = head_dim // INDEXER_QUANT_BLOCK * 4
+    # Each block holds block_size * head_dim fp8 bytes (token-major), then block_size *
+    # scale_bytes bytes of float32 scales: the [num_blocks, block_size, head_dim +
+    # scale_bytes] shape is a byte buffer per block, not one entry per token.
+    kv_cache = ctx.randint(p["num_blocks"], p["block_size"], head_dim + scale_bytes, low=0,
+                           high=256, dtype=torch.uint8)
+    dst_k = ctx.randint(total, head_dim, low=0, high=256, dtype=torch.uint8)
+    dst_scale = ctx.randint(total, scale_bytes, low=0, high=256, dtype=torch.uint8)
+    return [kv_cache, dst_k, dst_scale, table, cu]
+
+
+def _cp_gather_indexer_k_quant_cache_reference(kv_cache, dst_k, dst_scale, block_table,  # noqa: ANN001
+                                               cu_seq_lens) -> None:
+    import torch
+
+    block_size, head_dim, scale_bytes = kv_cache.shape[1], dst_k.shape[1], dst_scale.shape[1]
+    rows, blocks, offsets = _gather_rows(kv_cache, block_table, cu_seq_lens, None,
+                                         block_table.shape[0])
+    flat = kv_cache.reshape(kv_cache.shape[0], -1)
+    k_cols = offsets[:, None] * head_dim + torch.arange(head_dim, device=kv_cache.device)
+    dst_k[rows] = flat[blocks[:, None], k_cols]
+    s_cols = (block_size * head_dim + offsets[:, None] * scale_bytes
+              + torch.arange(scale_bytes, device=kv_cache.device))
+    dst_scale[rows] = flat[blocks[:, None], s_cols]
+
+
 # -- cases --------------------------------------------------------------------------------------
 def _paged_cases(large_heads: int = 8) -> tuple[ShapeCase, ...]:
     return (
@@ -436,6 +471,20 @@ GATHER_DEQUANT_CASES = (
                                    "with_starts": True}, tier=LARGE),
 )
 
+
+INDEXER_CASES = (
+    ShapeCase("three_requests", {"seq_lens": (5, 17, 1), "block_size": 8, "num_blocks": 12,
+                                 "head_dim": 128}),
+    ShapeCase("one_request", {"seq_lens": (33,), "block_size": 16, "num_blocks": 4,
+                              "head_dim": 128}),
+    ShapeCase("two_scales", {"seq_lens": (9, 4), "block_size": 4, "num_blocks": 8,
+                             "head_dim": 256}),
+    ShapeCase("heldout_mix", {"seq_lens": (7, 2, 11, 4), "block_size": 4, "num_blocks": 20,
+                              "head_dim": 128}, heldout=True),
+    ShapeCase("deepseek_v32_prefill", {"seq_lens": (4096, 1000, 2500, 77, 3000, 1, 512, 2048),
+                                       "block_size": 64, "num_blocks": 512, "head_dim": 128},
+              tier=LARGE),
+)
 
 def _tokens_bytes(p: Mapping[str, Any], size: int) -> float:
     # Read key and value, write both into the caches, read the slot mapping.
@@ -665,6 +714,38 @@ def operators() -> list[OperatorSpec]:
             mutated_args=(1,),
             tolerance_overrides=EXACT,
             vllm_callable="vllm._custom_ops.gather_and_maybe_dequant_cache",
+        ),
+        vllm_op(
+            "cp_gather_indexer_k_quant_cache",
+            signature="kernel(kv_cache: Tensor, dst_k: Tensor, dst_scale: Tensor, "
+                      "block_table: Tensor, cu_seq_lens: Tensor) -> None",
+            description="vLLM's cp_gather_indexer_k_quant_cache (DeepSeek V3.2 sparse-attention "
+                        "indexer): gathers each request's fp8-quantised indexer keys and their "
+                        "float32 scales out of the paged indexer cache, as raw bytes, in place. "
+                        "kv_cache is uint8 [num_blocks, block_size, head_dim + scale_bytes] "
+                        "with scale_bytes = head_dim / 128 * 4 (one float32 scale per 128 "
+                        "values), but its layout is per block, not per token: block b's bytes "
+                        "(kv_cache[b] flattened) hold first block_size * head_dim key bytes, "
+                        "token-major (token o's at [o * head_dim, (o + 1) * head_dim)), then "
+                        "block_size * scale_bytes scale bytes (token o's at [block_size * "
+                        "head_dim + o * scale_bytes, + scale_bytes)). dst_k [num_tokens, "
+                        "head_dim] and dst_scale [num_tokens, scale_bytes] are uint8 (vLLM "
+                        "passes dst_k as float8_e4m3fn; kgb checks the same bytes as uint8); "
+                        "block_table int32 [batch, max_blocks]; cu_seq_lens int32 [batch + 1] "
+                        "with num_tokens = cu_seq_lens[batch]. dst row t of request b "
+                        "(cu_seq_lens[b] <= t < cu_seq_lens[b+1]), position i = t - "
+                        "cu_seq_lens[b], takes token i % block_size of block block_table[b, i "
+                        "// block_size]. Bytes copied exactly; kv_cache, block_table and "
+                        "cu_seq_lens must not be modified. Returns None.",
+            reference=_cp_gather_indexer_k_quant_cache_reference,
+            make_inputs=_indexer_inputs,
+            cases=INDEXER_CASES,
+            dtypes=("uint8",),
+            flops=lambda p: 0.0,
+            bytes_moved=lambda p, size: 2 * _copied_tokens(p) * (p["head_dim"] * 33 // 32),
+            tags=("kv_cache", "out_param"),
+            mutated_args=(1, 2),
+            vllm_callable="vllm._custom_ops.cp_gather_indexer_k_quant_cache",
         ),
     ]
 
