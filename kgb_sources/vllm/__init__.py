@@ -15,7 +15,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 from kgb_sources.vllm._build import SOURCE
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
-FAMILIES: tuple[str, ...] = ("moe", "sampling", "mamba", "spec_decode")
+FAMILIES: tuple[str, ...] = ("moe", "sampling", "mamba", "spec_decode", "lora")
 
 
 def build_operators() -> list[OperatorSpec]:
