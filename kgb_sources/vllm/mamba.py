@@ -180,6 +180,95 @@ def _ssu_compared(_returned: Any, args: Sequence[Any]) -> Any:
     return (args[0], _masked_rows(args[13], args[10]))
 
 
+# -- selective_scan_fwd --------------------------------------------------------------------
+
+SCAN_CASES = (
+    ShapeCase("jamba_like", {"batch": 2, "dim": 24, "dstate": 16, "seqlen": 9, "groups": 1,
+                             "lines": 3, "pads": 0, "initial": (1, 0), "D": True, "z": True,
+                             "bias": True, "softplus": True}),
+    ShapeCase("groups_no_z", {"batch": 3, "dim": 16, "dstate": 8, "seqlen": 6, "groups": 2,
+                              "lines": 5, "pads": 1, "initial": (0, 1, 1), "D": True,
+                              "z": False, "bias": True, "softplus": True}),
+    ShapeCase("plain", {"batch": 1, "dim": 40, "dstate": 12, "seqlen": 11, "groups": 1,
+                        "lines": 1, "pads": 0, "initial": None, "D": False, "z": False,
+                        "bias": False, "softplus": False}),
+    ShapeCase("heldout", {"batch": 2, "dim": 20, "dstate": 16, "seqlen": 7, "groups": 2,
+                          "lines": 4, "pads": 0, "initial": (1, 1), "D": True, "z": True,
+                          "bias": True, "softplus": True}, heldout=True),
+    ShapeCase("falcon_mamba_prefill", {"batch": 4, "dim": 8192, "dstate": 16, "seqlen": 2048,
+                                       "groups": 1, "lines": 8, "pads": 0,
+                                       "initial": (0, 1, 0, 1), "D": True, "z": True,
+                                       "bias": True, "softplus": True}, tier=LARGE),
+)
+
+
+def _scan_inputs(ctx: InputContext) -> list[Any]:
+    p = ctx.params
+    torch = ctx.torch
+    b, d, n, length, g = p["batch"], p["dim"], p["dstate"], p["seqlen"], p["groups"]
+    f32 = torch.float32
+    u = ctx.randn(b, d, length)
+    if p["softplus"]:
+        delta = ctx.randn(b, d, length, scale=0.5, shift=-1.0)
+    else:
+        delta = ctx.uniform(b, d, length, low=0.01, high=0.3)
+    A = -torch.exp(ctx.randn(d, n, dtype=f32, scale=0.5))
+    B = ctx.randn(b, g, n, length)
+    C = ctx.randn(b, g, n, length)
+    D = ctx.randn(d, dtype=f32) if p["D"] else None
+    z = ctx.randn(b, d, length) if p["z"] else None
+    delta_bias = ctx.uniform(d, low=0.0, high=0.5, dtype=f32) if p["bias"] else None
+    indices = _cache_indices(ctx, b, p["lines"], p["pads"])
+    initial = (None if p["initial"] is None
+               else torch.tensor([bool(v) for v in p["initial"]]).to(ctx.device))
+    states = ctx.randn(p["lines"], d, n)
+    return [u, delta, A, B, C, D, z, delta_bias, bool(p["softplus"]), None, indices, initial,
+            states, PAD_SLOT_ID]
+
+
+def _scan_reference(u, delta, A, B, C, D_, z_, delta_bias_, delta_softplus, query_start_loc,
+                    cache_indices, has_initial_state, ssm_states, pad_slot_id):  # noqa: ANN001, ANN202
+    import torch
+
+    batch, dim, length = u.shape
+    groups = B.shape[1]
+    dt = delta.float()
+    if delta_bias_ is not None:
+        dt = dt + delta_bias_.float()[None, :, None]
+    if delta_softplus:
+        dt = torch.where(dt <= 20.0, torch.log1p(torch.exp(dt)), dt)
+    Bd = B.float().repeat_interleave(dim // groups, dim=1)  # [batch, dim, dstate, L]
+    Cd = C.float().repeat_interleave(dim // groups, dim=1)
+    out = torch.zeros((batch, dim, length), dtype=torch.float32, device=u.device)
+    for seq in range(batch):
+        line = int(cache_indices[seq]) if cache_indices is not None else seq
+        if line == pad_slot_id:
+            continue
+        if has_initial_state is not None and bool(has_initial_state[seq]):
+            x = ssm_states[line].float()
+        else:
+            x = torch.zeros(ssm_states.shape[1:], dtype=torch.float32, device=u.device)
+        for t in range(length):
+            x = (torch.exp(dt[seq, :, t, None] * A.float()) * x
+                 + (dt[seq, :, t] * u[seq, :, t].float())[:, None] * Bd[seq, :, :, t])
+            out[seq, :, t] = (x * Cd[seq, :, :, t]).sum(-1)
+        ssm_states[line] = x.to(ssm_states.dtype)
+    if D_ is not None:
+        out = out + u.float() * D_.float()[None, :, None]
+    if z_ is not None:
+        zf = z_.float()
+        z_.copy_((out * zf * torch.sigmoid(zf)).to(z_.dtype))
+    else:
+        delta.copy_(out.to(delta.dtype))
+
+
+def _scan_compared(_returned: Any, args: Sequence[Any]) -> Any:
+    """The output (written into z when z is given, else into delta) with padded sequences'
+    rows zeroed, and ssm_states."""
+    out = args[6] if args[6] is not None else args[1]
+    return (_masked_rows(out, args[10]), args[12])
+
+
 def operators() -> list[OperatorSpec]:
     return [
         vllm_op(
@@ -249,5 +338,43 @@ def operators() -> list[OperatorSpec]:
             compared=_ssu_compared,
             vllm_callable="vllm.model_executor.layers.mamba.ops.mamba_ssm."
                           "selective_state_update",
+        ),
+        vllm_op(
+            "selective_scan_fwd",
+            signature="kernel(u: Tensor, delta: Tensor, A: Tensor, B: Tensor, C: Tensor, "
+                      "D_: Tensor | None, z_: Tensor | None, delta_bias_: Tensor | None, "
+                      "delta_softplus: bool, query_start_loc: Tensor | None, "
+                      "cache_indices: Tensor, has_initial_state: Tensor | None, "
+                      "ssm_states: Tensor, pad_slot_id: int) -> None",
+            description="Mamba1 selective scan, prefill (vLLM's selective_scan_fwd, batch "
+                        "layout: query_start_loc is always None here). u, delta, z_ [batch, "
+                        "dim, seqlen] and B, C [batch, ngroups, dstate, seqlen] share one "
+                        "dtype (float32, float16 or bfloat16), as does ssm_states "
+                        "[num_cache_lines, dim, dstate]; A [dim, dstate], D_ and delta_bias_ "
+                        "[dim] are float32; D_, z_, delta_bias_ and has_initial_state may be "
+                        "None. Channel c uses group c // (dim / ngroups). Sequence s runs on "
+                        "cache line l = cache_indices[s] (int32; l == pad_slot_id: skip it, "
+                        "line and output rows untouched / not compared). dt = delta + "
+                        "delta_bias_, then softplus (log(1 + exp(dt)) for dt <= 20, else dt) "
+                        "when delta_softplus. The state x [dim, dstate] starts as "
+                        "ssm_states[l] if has_initial_state[s] (bool [batch]) else zeros; "
+                        "per step t: x = exp(dt[:, t, None] * A) * x + (dt[:, t] * u[:, t])"
+                        "[:, None] * B[group, :, t]; y[:, t] = sum over dstate of x * "
+                        "C[group, :, t]. The final x is written IN PLACE to ssm_states[l]. "
+                        "out = y + u * D_[:, None]; if z_ is given, out * z_ * sigmoid(z_) is "
+                        "written IN PLACE into z_ (delta's contents are then not compared), "
+                        "else out is written IN PLACE into delta. All in float32, each "
+                        "output rounded once.",
+            reference=_scan_reference,
+            make_inputs=_scan_inputs,
+            cases=SCAN_CASES,
+            flops=lambda p: 9 * p["batch"] * p["dim"] * p["dstate"] * p["seqlen"],
+            bytes_moved=lambda p, size: (p["batch"] * p["seqlen"] * (4 * p["dim"] + 2 * p[
+                "groups"] * p["dstate"]) + 2 * p["batch"] * p["dim"] * p["dstate"]) * size,
+            reduce_dim=lambda p: p["dstate"],
+            tags=("mamba", "scan", "inplace"),
+            mutated_args=(1, 6, 12),
+            compared=_scan_compared,
+            vllm_callable="vllm._custom_ops.selective_scan_fwd",
         ),
     ]
