@@ -337,6 +337,56 @@ def _grouped_compared(returned: Any, _args: Sequence[Any]) -> Any:
     return weights.gather(1, order), ids.gather(1, order)
 
 
+# -- fused_moe ------------------------------------------------------------------------------
+
+FUSED_MOE_CASES = (
+    ShapeCase("e4_top2", {"tokens": 3, "hidden": 64, "inter": 32, "experts": 4, "topk": 2}),
+    ShapeCase("odd_sizes", {"tokens": 2, "hidden": 72, "inter": 24, "experts": 8,
+                            "topk": 3}),
+    ShapeCase("one_token_top4", {"tokens": 1, "hidden": 48, "inter": 40, "experts": 6,
+                                 "topk": 4}),
+    ShapeCase("heldout", {"tokens": 3, "hidden": 40, "inter": 24, "experts": 5, "topk": 2},
+              heldout=True),
+    ShapeCase("qwen3_30b_a3b", {"tokens": 512, "hidden": 2048, "inter": 768, "experts": 128,
+                                "topk": 8}, tier=LARGE),
+    ShapeCase("mixtral_tp8", {"tokens": 1024, "hidden": 4096, "inter": 1792, "experts": 8,
+                              "topk": 2}, tier=LARGE),
+)
+
+
+def _fused_moe_inputs(ctx: InputContext) -> list[Any]:
+    p = ctx.params
+    m, k, n, e, topk = p["tokens"], p["hidden"], p["inter"], p["experts"], p["topk"]
+    torch = ctx.torch
+    x = ctx.randn(m, k)
+    w1 = ctx.randn(e, 2 * n, k, scale=k ** -0.5)
+    w2 = ctx.randn(e, k, n, scale=n ** -0.5)
+    ids = _routing_ids(ctx, m, e, topk)
+    weights = torch.softmax(ctx.randn(m, topk, dtype=torch.float32), dim=-1)
+    return [x, w1, w2, weights, ids]
+
+
+def _fused_moe_reference(hidden_states, w1, w2, topk_weights, topk_ids):  # noqa: ANN001, ANN202
+    import torch
+
+    dtype = hidden_states.dtype
+    m, topk = topk_ids.shape
+    n = w2.shape[2]
+    out = torch.zeros((m, hidden_states.shape[1]), dtype=torch.float32,
+                      device=hidden_states.device)
+    x = hidden_states.float()
+    for expert in torch.unique(topk_ids).tolist():
+        rows, slots = (topk_ids == expert).nonzero(as_tuple=True)
+        # vLLM's fused_experts rounds the gate/up GEMM output, the silu_and_mul output and
+        # the weighted down GEMM output to the activation dtype (its intermediate caches).
+        h = (x[rows] @ w1[expert].float().T).to(dtype).float()
+        act = (torch.nn.functional.silu(h[:, :n]) * h[:, n:]).to(dtype).float()
+        y = act @ w2[expert].float().T
+        y = (y * topk_weights[rows, slots].float()[:, None]).to(dtype).float()
+        out.index_add_(0, rows, y)
+    return out.to(dtype)
+
+
 def operators() -> list[OperatorSpec]:
     return [
         vllm_op(
@@ -500,5 +550,29 @@ def operators() -> list[OperatorSpec]:
             tags=("moe", "routing"),
             compared=_grouped_compared,
             vllm_callable="vllm._custom_ops.grouped_topk",
+        ),
+        vllm_op(
+            "fused_moe",
+            signature="kernel(hidden_states: Tensor, w1: Tensor, w2: Tensor, "
+                      "topk_weights: Tensor, topk_ids: Tensor) -> Tensor",
+            description="A SiLU-gated MoE layer (vLLM's fused_experts, unquantised). "
+                        "hidden_states [num_tokens, K], w1 [E, 2N, K] (rows 0..N-1 the gate, "
+                        "N..2N-1 the up projection), w2 [E, K, N], all one dtype (float32, "
+                        "float16, bfloat16); topk_weights float32 and topk_ids int32 "
+                        "[num_tokens, topk]. For each token t and slot j with e = "
+                        "topk_ids[t, j]: h = w1[e] @ x[t], rounded to the dtype; a = "
+                        "silu(h[:N]) * h[N:], rounded; y = topk_weights[t, j] * (w2[e] @ a), "
+                        "rounded (products accumulated in float32); returns a new tensor "
+                        "[num_tokens, K] of the dtype: the float32 sum over j of the y, "
+                        "rounded once. Inputs must be left unchanged.",
+            reference=_fused_moe_reference,
+            make_inputs=_fused_moe_inputs,
+            cases=FUSED_MOE_CASES,
+            flops=lambda p: 6 * p["tokens"] * p["topk"] * p["hidden"] * p["inter"],
+            bytes_moved=lambda p, size: (3 * p["experts"] * p["hidden"] * p["inter"]
+                                         + 2 * p["tokens"] * p["hidden"]) * size,
+            reduce_dim=lambda p: max(p["hidden"], p["inter"]) // 16,
+            tags=("moe", "gemm"),
+            vllm_callable="vllm.model_executor.layers.fused_moe.fused_moe.fused_experts",
         ),
     ]
