@@ -15,7 +15,8 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 from kgb_sources.vllm._build import SOURCE
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
-FAMILIES = ("activation", "norm", "rotary", "quant", "kv_cache", "attention")
+FAMILIES = ("activation", "norm", "rotary", "quant", "kv_cache", "attention", "moe", "sampling",
+            "mamba", "spec_decode", "lora")
 
 
 def build_operators() -> list[OperatorSpec]:
