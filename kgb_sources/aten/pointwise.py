@@ -288,7 +288,7 @@ def _binary_spec(name: str, expression: str, torch_name: str, description: str) 
         flops=lambda p: numel(_broadcast_shape(p)),
         bytes_moved=lambda p, size: (numel(p["a"]) + numel(p["b"])
                                      + numel(_broadcast_shape(p))) * size,
-        tags=("elementwise", "binary", "broadcast"),
+        tags=("pointwise", "elementwise", "binary", "broadcast"),
         reference_kernel=from_template("binary", expr=expression),
     )
 
@@ -326,7 +326,7 @@ def operators() -> list[OperatorSpec]:
         cases=POW_CASES,
         flops=lambda p: 3 * numel(p["shape"]),
         bytes_moved=lambda p, size: 2 * numel(p["shape"]) * size,
-        tags=("elementwise",),
+        tags=("pointwise", "elementwise"),
     ))
     return specs
 
