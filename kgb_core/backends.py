@@ -27,7 +27,8 @@ class Quirks:
 
     ``skipped_dtypes`` maps a dtype to why its cases are skipped on this backend (they are
     recorded as skipped, never as passed). ``case_tiers`` are the shape-case tiers checked here,
-    ``timed_tiers`` those timed.
+    ``timed_tiers`` those timed. ``denied_operators`` maps an operator id (``aten.sort``) to why
+    it is known not to run on this chip, so cross-chip views compare like with like.
     """
 
     device_type: str
@@ -38,10 +39,12 @@ class Quirks:
     prompt_hints: tuple[str, ...] = ()
     case_tiers: tuple[str, ...] = (SMALL,)
     timed_tiers: tuple[str, ...] = (SMALL,)
+    denied_operators: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["skipped_dtypes"] = dict(self.skipped_dtypes)
+        data["denied_operators"] = dict(self.denied_operators)
         return data
 
 

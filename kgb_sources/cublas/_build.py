@@ -1,0 +1,132 @@
+"""Conventions every cuBLAS family shares: precision letters, column-major buffers, complex
+values as real pairs, and spec construction.
+
+- A matrix is a 1-D buffer in column-major order with a leading dimension: element ``(i, j)``
+  of an ``m x n`` matrix with leading dimension ``ld >= m`` is ``buf[i + j * ld]``. Rows
+  ``m..ld-1`` of each column are padding the routine must leave untouched (the checker compares
+  the whole written buffer, padding included).
+- A vector is a 1-D buffer with an increment: element ``i`` is ``buf[i * inc]`` (``inc > 0``).
+- Flags are the cuBLAS letters as strings: ``trans`` in ``"N"``, ``"T"``, ``"C"``; ``uplo`` in
+  ``"U"``, ``"L"``; ``diag`` in ``"N"``, ``"U"``; ``side`` in ``"L"``, ``"R"``.
+- Complex (C, Z) buffers are real tensors with real and imaginary parts interleaved
+  (``torch.view_as_real(z).flatten()``): a complex buffer of ``n`` elements has ``2n`` reals.
+  Complex scalars (``alpha``, ``beta``) are Python ``complex`` values.
+- Written buffers are arguments listed in ``mutated_args``; the routine returns None, except
+  routines whose cuBLAS result is a scalar (dot, nrm2, asum, iamax), which return a 1-element
+  tensor (cuBLAS's device-pointer result mode).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from kgb_core.operators import InputContext, OperatorSpec, ShapeCase, Tolerance
+
+SOURCE = "cublas"
+KERNELS = Path(__file__).parent / "kernels"
+
+# Precision letter of a cuBLAS name -> the real dtype its buffers hold, and whether complex.
+PRECISIONS: Mapping[str, tuple[str, bool]] = {
+    "S": ("float32", False), "D": ("float64", False), "H": ("float16", False),
+    "C": ("float32", True), "Z": ("float64", True),
+}
+COMPLEX_NOTE = (" Complex buffers hold real and imaginary parts interleaved "
+                "(torch.view_as_real(z).flatten()); complex scalars are Python complex values.")
+COLUMN_MAJOR_NOTE = (" Matrices are column-major 1-D buffers: element (i, j) is "
+                     "buf[i + j * ld]; padding rows between m and ld stay untouched.")
+
+
+@lru_cache(maxsize=None)
+def kernel_file(name: str) -> str:
+    """The text of a shipped reference kernel, ``kernels/<name>.py``."""
+    return (KERNELS / f"{name}.py").read_text()
+
+
+def precision_of(name: str) -> tuple[str, bool]:
+    """``("float32", True)`` for ``cublasCgemm_v2``: the letter after ``cublas``."""
+    letter = name[len("cublas"):][:1]
+    if not name.startswith("cublas") or letter not in PRECISIONS:
+        raise ValueError(f"{name} does not start with cublas<S|D|H|C|Z>")
+    return PRECISIONS[letter]
+
+
+def matrix(buf, rows: int, cols: int, ld: int, *, is_complex: bool = False):  # noqa: ANN001, ANN201
+    """The ``rows x cols`` view of a column-major buffer (complex: a complex view)."""
+    import torch
+
+    if is_complex:
+        buf = torch.view_as_complex(buf.view(-1, 2))
+    return torch.as_strided(buf, (rows, cols), (1, ld))
+
+
+def vector(buf, n: int, inc: int, *, is_complex: bool = False):  # noqa: ANN001, ANN201
+    """The ``n`` elements ``buf[0], buf[inc], ...`` (complex: a complex view)."""
+    import torch
+
+    if is_complex:
+        buf = torch.view_as_complex(buf.view(-1, 2))
+    return torch.as_strided(buf, (n,), (inc,))
+
+
+def op(a, trans: str):  # noqa: ANN001, ANN201
+    """cuBLAS's ``op(A)``: A, its transpose, or its conjugate transpose."""
+    if trans == "N":
+        return a
+    if trans == "T":
+        return a.transpose(-2, -1)
+    if trans == "C":
+        return a.transpose(-2, -1).conj()
+    raise ValueError(f"trans must be N, T or C, not {trans!r}")
+
+
+def draw_buffer(ctx: InputContext, length: int, *, is_complex: bool = False,
+                scale: float = 1.0):  # noqa: ANN201
+    """A fresh buffer of ``length`` elements (``2 * length`` reals when complex)."""
+    return ctx.randn(2 * length if is_complex else length, scale=scale)
+
+
+def column_major_length(rows: int, cols: int, ld: int) -> int:
+    return ld * (cols - 1) + rows if cols else 0
+
+
+def cublas_op(name: str, *, signature: str, description: str,
+              reference: Callable[..., Any], make_inputs: Callable[[InputContext], Sequence[Any]],
+              cases: Sequence[ShapeCase], flops: Callable[[Mapping[str, Any]], float],
+              bytes_moved: Callable[[Mapping[str, Any], int], float],
+              dtypes: Sequence[str] | None = None, tags: Sequence[str] = (),
+              mutated_args: Sequence[int] = (),
+              reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
+              tolerance_overrides: Mapping[str, Tolerance] | None = None,
+              compared: Callable[[Any, Sequence[Any]], Any] | None = None,
+              reference_kernel: Callable[[], str] | None = None,
+              baseline: Callable[..., Any] | None = None) -> OperatorSpec:
+    """A cuBLAS spec. ``dtypes`` defaults to the one the name's precision letter gives (a
+    cuBLAS routine is typed: cublasSgemm is fp32 only); cuBLASLt and mixed-precision routines,
+    whose names carry no letter, pass theirs. Complex routines get a ``complex`` tag and the
+    interleaving note in their description."""
+    extra: dict[str, Any] = {}
+    if reduce_dim is not None:
+        extra["reduce_dim"] = reduce_dim
+    tags = set(tags)
+    if dtypes is None:
+        dtype, is_complex = precision_of(name)
+        dtypes = (dtype,)
+        if is_complex:
+            tags.add("complex")
+            description += COMPLEX_NOTE
+    return OperatorSpec(
+        source=SOURCE, name=name, signature=signature, description=description,
+        reference=reference, make_inputs=make_inputs, cases=tuple(cases), dtypes=tuple(dtypes),
+        flops=flops, bytes_moved=bytes_moved, tags=frozenset(tags),
+        tolerance_overrides=dict(tolerance_overrides or {}), mutated_args=tuple(mutated_args),
+        reference_kernel=reference_kernel or (lambda: kernel_file(name)),
+        baseline=baseline, compared=compared,
+        **extra,
+    )
+
+
+def numel(shape: Sequence[int]) -> int:
+    return math.prod(shape)
