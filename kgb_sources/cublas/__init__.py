@@ -11,10 +11,13 @@ composed from ones that do, and its description says so.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kgb_core import hookimpl
 from kgb_core.operators import OperatorSource, OperatorSpec
 
 from kgb_sources.cublas._build import SOURCE
+from kgb_sources.cublas.inventory import PUBLISHED_CUBLAS, PUBLISHED_TAG
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
 FAMILIES: tuple[str, ...] = ()
@@ -27,7 +30,8 @@ def build_operators() -> list[OperatorSpec]:
     for family in FAMILIES:
         module = importlib.import_module(f"kgb_sources.cublas.{family}")
         specs.extend(module.operators())
-    return specs
+    return [replace(spec, tags=spec.tags | {PUBLISHED_TAG}) if spec.name in PUBLISHED_CUBLAS
+            else spec for spec in specs]
 
 
 @hookimpl

@@ -45,6 +45,22 @@ def kernel_file(name: str) -> str:
     return (KERNELS / f"{name}.py").read_text()
 
 
+def from_template(template: str, **fields: str) -> Callable[[], str]:
+    """A reference kernel made by filling ``kernels/<template>.py``'s ``__FIELD__`` markers:
+    the S/D/C/Z variants of one routine share one kernel file, so a fix reaches all of them."""
+
+    def render() -> str:
+        text = kernel_file(template)
+        for key, value in fields.items():
+            marker = f"__{key.upper()}__"
+            if marker not in text:
+                raise KeyError(f"template {template} has no {marker}")
+            text = text.replace(marker, value)
+        return text
+
+    return render
+
+
 def precision_of(name: str) -> tuple[str, bool]:
     """``("float32", True)`` for ``cublasCgemm_v2``: the letter after ``cublas``."""
     letter = name[len("cublas"):][:1]

@@ -8,6 +8,9 @@ epilogues, mixed precision, fp8, grouped GEMM) are the ones modern models lean o
 
 from __future__ import annotations
 
+# Tag of the routines in the published set (the cuBLAS third of the 210-operator MS view).
+PUBLISHED_TAG = "published"
+
 PUBLISHED_CUBLAS: tuple[str, ...] = (
     "cublasCcopy_v2", "cublasCdotu_v2", "cublasCgemmStridedBatched",
     "cublasCgemmStridedBatched_64", "cublasCgemm_v2", "cublasCgemvBatched_64",
