@@ -12,7 +12,8 @@ from kgb_sources.aten.inventory import MC110, MC110_TAG
 
 FAMILIES = ("pointwise", "reductions", "softmax", "normalization", "matmul", "indexing",
             "special", "activations", "pointwise_backward", "arithmetic", "comparison",
-            "creation", "losses", "conv", "pooling", "attention", "vision", "movement", "sorting")
+            "creation", "copies", "vector_norms", "losses", "conv", "pooling", "attention",
+            "vision", "movement", "sorting")
 
 
 def build_operators() -> list[OperatorSpec]:

@@ -53,7 +53,8 @@ def aten_op(name: str, *, signature: str, description: str,
             tolerance_overrides: Mapping[str, Tolerance] | None = None,
             mutated_args: Sequence[int] = (),
             reference_kernel: Callable[[], str] | None = None,
-            baseline: Callable[..., Any] | None = None) -> OperatorSpec:
+            baseline: Callable[..., Any] | None = None,
+            compared: Callable[[Any, Sequence[Any]], Any] | None = None) -> OperatorSpec:
     extra: dict[str, Any] = {}
     if reduce_dim is not None:
         extra["reduce_dim"] = reduce_dim
@@ -63,6 +64,6 @@ def aten_op(name: str, *, signature: str, description: str,
         flops=flops, bytes_moved=bytes_moved, tags=frozenset(tags),
         tolerance_overrides=dict(tolerance_overrides or {}), mutated_args=tuple(mutated_args),
         reference_kernel=reference_kernel or (lambda: kernel_file(name)),
-        baseline=baseline,
+        baseline=baseline, compared=compared,
         **extra,
     )

@@ -1,6 +1,7 @@
-"""Loss ATen operators of two same-shaped tensors with a reduction: mse_loss, huber_loss and
-soft_margin_loss, each computed in fp32 and reduced to a 0-d tensor ("mean", the default, or
-"sum") or returned elementwise ("none")."""
+"""Loss ATen operators of same-shaped tensors with a reduction: mse_loss, huber_loss,
+soft_margin_loss, binary_cross_entropy_with_logits (two tensors) and margin_ranking_loss (three),
+each computed in fp32 and reduced to a 0-d tensor ("mean", the default, or "sum") or returned
+elementwise ("none")."""
 
 from __future__ import annotations
 
@@ -23,9 +24,17 @@ LOSS_CASES = (
     ShapeCase("activations_none", {"shape": (16, 1024, 1024), "reduction": "none"}, tier=LARGE),
 )
 
-HUBER_CASES = tuple(
-    ShapeCase(case.name, {**case.params, "delta": delta}, tier=case.tier, heldout=case.heldout)
-    for case, delta in zip(LOSS_CASES, (0.5, None, 2.0, 1.0, 0.7, 1.0, 0.5)))
+
+
+def _with_param(name: str, values: tuple[float | None, ...]) -> tuple[ShapeCase, ...]:
+    return tuple(
+        ShapeCase(case.name, {**case.params, name: value}, tier=case.tier, heldout=case.heldout)
+        for case, value in zip(LOSS_CASES, values))
+
+
+HUBER_CASES = _with_param("delta", (0.5, None, 2.0, 1.0, 0.7, 1.0, 0.5))
+# margin_ranking_loss's margin (None: the default case passes neither margin nor reduction).
+MARGIN_CASES = _with_param("margin", (0.3, None, 0.0, 1.0, 0.5, 0.2, 0.1))
 
 
 def _reduced_terms(p: Mapping[str, Any]) -> int:
@@ -45,9 +54,17 @@ def _inputs(target: str) -> Callable[[InputContext], list[Any]]:
             x = x.t()
         if target == "sign":
             y = ctx.randint(*shape, low=0, high=2, dtype=ctx.dtype) * 2 - 1
+        elif target == "probability":
+            y = ctx.uniform(*shape, low=0.0, high=1.0)
         else:
             y = ctx.randn(*shape)
-        inputs: list[Any] = [x, y]
+        if target == "ranked":  # x1, x2 and a sign target; margin comes before reduction
+            sign = ctx.randint(*shape, low=0, high=2, dtype=ctx.dtype) * 2 - 1
+            inputs: list[Any] = [x, y, sign]
+            if ctx.params.get("margin") is not None:
+                inputs += [float(ctx.params["margin"]), ctx.params["reduction"]]
+            return inputs
+        inputs = [x, y]
         if "reduction" in ctx.params:
             inputs.append(ctx.params["reduction"])
             if ctx.params.get("delta") is not None:
@@ -58,7 +75,10 @@ def _inputs(target: str) -> Callable[[InputContext], list[Any]]:
 
 
 def _keywords(args: tuple[Any, ...]) -> dict[str, Any]:
-    """(reduction, delta) as keywords: F.mse_loss's third positional is the old size_average."""
+    """(reduction, delta) as keywords: F.mse_loss's third positional is the old size_average.
+    A tensor first is margin_ranking_loss's target, then (margin, reduction)."""
+    if args and not isinstance(args[0], str):
+        return dict(zip(("target", "margin", "reduction"), args))
     return dict(zip(("reduction", "delta"), args))
 
 
@@ -75,9 +95,12 @@ def _fp32_reference(name: str) -> Callable[..., Any]:
         import torch.nn.functional as F
 
         loss = getattr(F, name)
+        keywords = _keywords(args)
         if x.dtype in (torch.float16, torch.bfloat16):
-            return loss(x.float(), y.float(), **_keywords(args)).to(x.dtype)
-        return loss(x, y, **_keywords(args))
+            keywords = {k: v.float() if isinstance(v, torch.Tensor) else v
+                        for k, v in keywords.items()}
+            return loss(x.float(), y.float(), **keywords).to(x.dtype)
+        return loss(x, y, **keywords)
 
     call.__name__ = f"{name}_fp32"
     return call
@@ -95,7 +118,7 @@ def _native(name: str) -> Callable[..., Any]:
 
 def _loss_op(name: str, *, signature: str, description: str, loss: str, param: str,
              cases: tuple[ShapeCase, ...], target: str = "normal",
-             flops_per_element: int = 3) -> OperatorSpec:
+             flops_per_element: int = 3, third: str = "x") -> OperatorSpec:
     return aten_op(
         name,
         signature=f"kernel({signature}) -> Tensor",
@@ -108,12 +131,13 @@ def _loss_op(name: str, *, signature: str, description: str, loss: str, param: s
         make_inputs=_inputs(target),
         cases=cases,
         flops=lambda p: flops_per_element * numel(p["shape"]),
-        bytes_moved=lambda p, size: (2 * numel(p["shape"]) + (
+        bytes_moved=lambda p, size: ((2 if third == "x" else 3) * numel(p["shape"]) + (
             numel(p["shape"]) if p.get("reduction") == "none" else 1)) * size,
         tags=("loss",),
         reduce_dim=_reduced_terms,
         reference_kernel=from_template(
-            "pointwise_loss", name=f"F.{name}", signature=signature, loss=loss, param=param),
+            "pointwise_loss", name=f"F.{name}", signature=signature, loss=loss, param=param,
+            third=third, has_third=str(third != "x")),
     )
 
 
@@ -137,4 +161,23 @@ def operators() -> list[OperatorSpec]:
                         "compute it stably.",
             loss="z = -b * a\n    loss = tl.maximum(z, 0.0) + tl.log(1.0 + tl.exp(-tl.abs(z)))",
             param="0.0", flops_per_element=6),
+        _loss_op(
+            "binary_cross_entropy_with_logits", signature='x, y, reduction="mean"',
+            cases=LOSS_CASES, target="probability",
+            description="F.binary_cross_entropy_with_logits(x, y, reduction=reduction) with "
+                        "its defaults weight=None and pos_weight=None (not passed): "
+                        "(1 - y) * x + log(1 + exp(-x)) for logits x and targets y in [0, 1] "
+                        "(in x's dtype); exp(-x) overflows for very negative x, so compute "
+                        "log(1 + exp(-x)) stably.",
+            loss="loss = (1.0 - b) * a + tl.maximum(-a, 0.0) + tl.log(1.0 + tl.exp(-tl.abs(a)))",
+            param="0.0", flops_per_element=8),
+        _loss_op(
+            "margin_ranking_loss", signature='x, y, target, margin=0.0, reduction="mean"',
+            cases=MARGIN_CASES, target="ranked",
+            description="F.margin_ranking_loss(x1, x2, target, margin=0.0, "
+                        "reduction=reduction) (here named x, y, target): "
+                        "max(0, -target * (x - y) + margin), targets in {-1, 1} (in x's dtype, "
+                        "contiguous).",
+            loss="loss = tl.maximum(-c * (a - b) + p, 0.0)",
+            param="margin", flops_per_element=4, third="target"),
     ]
