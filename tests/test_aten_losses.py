@@ -9,7 +9,8 @@ from kgb_core.evaluation import verdicts
 from kgb_core.plugins import load_registry
 
 REGISTRY = load_registry()
-LOSSES = ("mse_loss", "huber_loss", "soft_margin_loss")
+LOSSES = ("mse_loss", "huber_loss", "soft_margin_loss", "binary_cross_entropy_with_logits",
+          "margin_ranking_loss", "cross_entropy", "nll_loss")
 CATEGORIES = {"pointwise", "reduction", "norm", "gemm", "conv", "pool", "index", "movement",
               "creation", "loss", "attention", "scan", "sort"}
 
@@ -27,6 +28,16 @@ WRONG_KERNELS = [
     ("huber_loss", "quadratic_branch_without_half",
      "tl.where(d < p, 0.5 * d * d,", "tl.where(d < p, d * d,"),
     ("soft_margin_loss", "target_sign_ignored", "z = -b * a", "z = -a"),
+    ("binary_cross_entropy_with_logits", "unstable_softplus_drops_the_max_term",
+     "tl.maximum(-a, 0.0) + tl.log(1.0 + tl.exp(-tl.abs(a)))", "tl.log(1.0 + tl.exp(-tl.abs(a)))"),
+    ("margin_ranking_loss", "margin_ignored", "-c * (a - b) + p", "-c * (a - b)"),
+    ("cross_entropy", "ignored_rows_counted_in_the_mean",
+     "tl.store(counted_ptr + row, counted.to(tl.float32))",
+     "tl.store(counted_ptr + row, 1.0)"),
+    ("cross_entropy", "label_smoothing_ignored",
+     "loss = (1.0 - smoothing) * nll + smoothing * smooth", "loss = nll"),
+    ("nll_loss", "ignore_index_not_applied",
+     "tl.store(loss_ptr + row, tl.where(counted, loss, 0.0))", "tl.store(loss_ptr + row, loss)"),
 ]
 
 

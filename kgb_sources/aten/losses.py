@@ -1,7 +1,8 @@
 """Loss ATen operators of same-shaped tensors with a reduction: mse_loss, huber_loss,
 soft_margin_loss, binary_cross_entropy_with_logits (two tensors) and margin_ranking_loss (three),
 each computed in fp32 and reduced to a 0-d tensor ("mean", the default, or "sum") or returned
-elementwise ("none")."""
+elementwise ("none"); and the classification losses cross_entropy and nll_loss (rows of class
+scores and a class index per row, with ignore_index)."""
 
 from __future__ import annotations
 
@@ -180,4 +181,109 @@ def operators() -> list[OperatorSpec]:
                         "contiguous).",
             loss="loss = tl.maximum(-c * (a - b) + p, 0.0)",
             param="margin", flops_per_element=4, third="target"),
+        *classification_operators(),
+    ]
+
+
+# cross_entropy and nll_loss: rows x classes, reduction, and a share of rows whose target is
+# ignore_index (-100, the default, or the case's own); label_smoothing for cross_entropy.
+CLASSIFICATION_CASES = (
+    ShapeCase("mean_10_classes", {"shape": (37, 10), "reduction": "mean"}),
+    ShapeCase("default_with_ignored", {"shape": (64, 129), "ignore_share": 0.25}),
+    ShapeCase("sum_wide_vocab", {"shape": (9, 2053), "reduction": "sum", "ignore_index": 3,
+                                 "ignore_share": 0.3, "label_smoothing": 0.1}),
+    ShapeCase("none_transposed", {"shape": (40, 24), "reduction": "none", "transposed": True,
+                                  "ignore_share": 0.2, "label_smoothing": 0.05}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_mean_smoothed", {"shape": (23, 301), "reduction": "mean",
+                                        "ignore_share": 0.1, "label_smoothing": 0.2},
+              heldout=True),
+    ShapeCase("llama3_vocab", {"shape": (4096, 128256), "reduction": "mean"}, tier=LARGE),
+    ShapeCase("classifier_head", {"shape": (65536, 1000), "reduction": "mean",
+                                  "ignore_share": 0.1}, tier=LARGE),
+)
+
+
+def _classification_inputs(log_probabilities: bool) -> Callable[[InputContext], list[Any]]:
+    def make(ctx: InputContext) -> list[Any]:
+        torch = ctx.torch
+        rows, classes = ctx.params["shape"]
+        if ctx.params.get("transposed"):
+            x = ctx.randn(classes, rows, scale=2.0).t()
+        else:
+            x = ctx.randn(rows, classes, scale=2.0)
+        if log_probabilities:
+            x = torch.log_softmax(x.float(), dim=1).to(x.dtype)
+        target = ctx.randint(rows, low=0, high=classes)
+        ignore_index = ctx.params.get("ignore_index", -100)
+        ignored = ctx.uniform(rows, low=0.0, high=1.0, dtype=torch.float32) < \
+            ctx.params.get("ignore_share", 0.0)
+        target = torch.where(ignored.to(target.device), torch.full_like(target, ignore_index),
+                             target)
+        if "reduction" not in ctx.params:
+            return [x, target]
+        inputs = [x, target, ctx.params["reduction"], ignore_index]
+        if not log_probabilities:
+            inputs.append(float(ctx.params.get("label_smoothing", 0.0)))
+        return inputs
+
+    return make
+
+
+def _classification_reference(name: str, in_fp32: bool) -> Callable[..., Any]:
+    names = ("reduction", "ignore_index", "label_smoothing")
+
+    def call(x, target, *args):  # noqa: ANN001, ANN202
+        import torch
+        import torch.nn.functional as F
+
+        keywords = dict(zip(names, args))
+        if in_fp32 and x.dtype in (torch.float16, torch.bfloat16):
+            return getattr(F, name)(x.float(), target, **keywords).to(x.dtype)
+        return getattr(F, name)(x, target, **keywords)
+
+    call.__name__ = f"{name}_fp32" if in_fp32 else f"torch_{name}"
+    return call
+
+
+def _classification_op(name: str, *, signature: str, description: str,
+                       logits: bool) -> OperatorSpec:
+    return aten_op(
+        name,
+        signature=f"kernel({signature}) -> Tensor",
+        description=description + " x has shape (N, C) (possibly non-contiguous) and target "
+                    "(N,) int64 class indices; rows whose target equals ignore_index count as "
+                    "0 and are left out of the mean. reduction is 'mean' (the default: the "
+                    "sum over counted rows divided by their number), 'sum' or 'none' (one loss "
+                    "per row, ignored rows 0); mean and sum give a 0-d tensor. The output has "
+                    "x's dtype; compute in fp32 and round once.",
+        reference=_classification_reference(name, in_fp32=True),
+        baseline=_classification_reference(name, in_fp32=False),
+        make_inputs=_classification_inputs(log_probabilities=not logits),
+        cases=CLASSIFICATION_CASES,
+        flops=lambda p: (4 if logits else 1) * numel(p["shape"]),
+        bytes_moved=lambda p, size: (numel(p["shape"]) if logits else 2 * p["shape"][0]) * size
+        + 8 * p["shape"][0],
+        tags=("loss", "classification"),
+        reference_kernel=from_template("classification_loss", name=name, logits=str(logits)),
+    )
+
+
+def classification_operators() -> list[OperatorSpec]:
+    return [
+        _classification_op(
+            "cross_entropy",
+            signature='x, target, reduction="mean", ignore_index=-100, label_smoothing=0.0',
+            description="F.cross_entropy(x, target, reduction=..., ignore_index=..., "
+                        "label_smoothing=...) on logits x, weight=None: per row "
+                        "(1 - s) * (-log_softmax(x)[target]) + s * (-mean_c log_softmax(x)[c]) "
+                        "for label_smoothing s; the softmax needs a stable log-sum-exp over "
+                        "all C classes.",
+            logits=True),
+        _classification_op(
+            "nll_loss",
+            signature='x, target, reduction="mean", ignore_index=-100',
+            description="F.nll_loss(x, target, reduction=..., ignore_index=...) on "
+                        "log-probabilities x, weight=None: per row -x[target].",
+            logits=False),
     ]

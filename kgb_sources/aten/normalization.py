@@ -1,4 +1,5 @@
-"""Normalization ATen operators over the last dim: layer_norm and rms_norm, computed in fp32."""
+"""Normalization ATen operators, computed in fp32: layer_norm and rms_norm over the last dim,
+group_norm over groups of channels, and batch_norm in inference mode (running statistics)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,81 @@ def _rms_norm_reference(x, weight, eps):  # noqa: ANN001, ANN202
     return F.rms_norm(x, (x.shape[-1],), weight, eps)
 
 
+# (N, C, *spatial) inputs: channel counts and groups that are not powers of two, spatial sizes
+# no block divides, a group longer than one 1024-element block.
+GROUP_NORM_CASES = (
+    ShapeCase("image_4d", {"shape": (2, 12, 7, 9), "groups": 4, "eps": 1e-5}),
+    ShapeCase("sequence_3d", {"shape": (3, 30, 37), "groups": 6, "eps": 1e-6}),
+    ShapeCase("one_group_long", {"shape": (2, 5, 11, 23), "groups": 1, "eps": 1e-5}),
+    ShapeCase("group_per_channel_small_scale", {"shape": (4, 8, 33), "groups": 8, "eps": 1e-5,
+                                                "scale": 0.01}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_image", {"shape": (3, 10, 5, 7), "groups": 5, "eps": 1e-4},
+              heldout=True),
+    ShapeCase("sd_unet_block", {"shape": (8, 320, 64, 64), "groups": 32, "eps": 1e-5},
+              tier=LARGE),
+    ShapeCase("sd_unet_deep", {"shape": (8, 1280, 16, 16), "groups": 32, "eps": 1e-5},
+              tier=LARGE),
+)
+BATCH_NORM_CASES = (
+    ShapeCase("image_4d", {"shape": (2, 12, 7, 9), "eps": 1e-5}),
+    ShapeCase("sequence_3d", {"shape": (3, 30, 37), "eps": 1e-3}),
+    ShapeCase("features_2d", {"shape": (37, 129), "eps": 1e-5}),
+    ShapeCase("tiny_variance", {"shape": (4, 8, 33), "eps": 1e-5, "var_low": 1e-5}),
+    # Held out: checked, never shown (see ShapeCase.heldout).
+    ShapeCase("heldout_image", {"shape": (3, 10, 5, 7), "eps": 1e-4}, heldout=True),
+    ShapeCase("resnet_stage", {"shape": (64, 256, 56, 56), "eps": 1e-5}, tier=LARGE),
+    ShapeCase("resnet_deep", {"shape": (64, 2048, 7, 7), "eps": 1e-5}, tier=LARGE),
+)
+
+
+def _channels(p: Mapping[str, Any]) -> int:
+    return tuple(p["shape"])[1]
+
+
+def _group_norm_inputs(ctx: InputContext) -> list[Any]:
+    channels = _channels(ctx.params)
+    x = ctx.randn(*ctx.params["shape"], scale=ctx.params.get("scale", 1.0), shift=0.5)
+    return [x, ctx.params["groups"], ctx.randn(channels, scale=0.5, shift=1.0),
+            ctx.randn(channels), float(ctx.params["eps"])]
+
+
+def _batch_norm_inputs(ctx: InputContext) -> list[Any]:
+    channels = _channels(ctx.params)
+    low = ctx.params.get("var_low", 0.5)
+    return [ctx.randn(*ctx.params["shape"]), ctx.randn(channels, scale=0.5),
+            ctx.uniform(channels, low=low, high=max(2.0, 10 * low)),
+            ctx.randn(channels, scale=0.5, shift=1.0), ctx.randn(channels),
+            float(ctx.params["eps"])]
+
+
+def _in_fp32(call):  # noqa: ANN001, ANN202
+    """call on fp32 copies of fp16/bf16 tensors, rounded once to x's dtype: torch's CPU
+    reductions round intermediates to the storage dtype, the fp32 rule does not."""
+    def wrapped(x, *args):  # noqa: ANN001, ANN002, ANN202
+        import torch
+
+        if x.dtype in (torch.float16, torch.bfloat16):
+            args = tuple(a.float() if isinstance(a, torch.Tensor) else a for a in args)
+            return call(x.float(), *args).to(x.dtype)
+        return call(x, *args)
+
+    wrapped.__name__ = f"{call.__name__}_fp32"
+    return wrapped
+
+
+def _group_norm_native(x, num_groups, weight, bias, eps):  # noqa: ANN001, ANN202
+    import torch.nn.functional as F
+
+    return F.group_norm(x, num_groups, weight, bias, eps)
+
+
+def _batch_norm_native(x, running_mean, running_var, weight, bias, eps):  # noqa: ANN001, ANN202
+    import torch.nn.functional as F
+
+    return F.batch_norm(x, running_mean, running_var, weight, bias, training=False, eps=eps)
+
+
 def operators() -> list[OperatorSpec]:
     # Normalized outputs have unit scale whatever N is, so atol is not scaled by N: with the
     # published 1e-4 x N, an unbiased-variance kernel would pass every case with N >= 257.
@@ -74,7 +150,7 @@ def operators() -> list[OperatorSpec]:
             # sum, subtract, square, sum, subtract, scale, weight, bias per element.
             flops=lambda p: 8 * numel(p["shape"]),
             bytes_moved=lambda p, size: (2 * numel(p["shape"]) + 2 * _row_length(p)) * size,
-            tags=("reduction", "normalization"),
+            tags=("norm", "normalization"),
         ),
         aten_op(
             "rms_norm",
@@ -90,6 +166,42 @@ def operators() -> list[OperatorSpec]:
             # square, sum, scale, weight per element.
             flops=lambda p: 4 * numel(p["shape"]),
             bytes_moved=lambda p, size: (2 * numel(p["shape"]) + _row_length(p)) * size,
-            tags=("reduction", "normalization"),
+            tags=("norm", "normalization"),
+        ),
+        aten_op(
+            "group_norm",
+            signature="kernel(x: Tensor, num_groups: int, weight: Tensor, bias: Tensor, "
+                      "eps: float) -> Tensor",
+            description="F.group_norm(x, num_groups, weight, bias, eps) for x of shape "
+                        "(N, C, *): the C channels of each sample split into num_groups "
+                        "consecutive groups; each group normalized by its own mean and biased "
+                        "variance, (x - mean) / sqrt(var + eps), then channel c scaled by "
+                        "weight[c] and shifted by bias[c]. One dtype for all tensors, which the "
+                        "output has; compute in fp32 and round once.",
+            reference=_in_fp32(_group_norm_native),
+            baseline=_group_norm_native,
+            make_inputs=_group_norm_inputs,
+            cases=GROUP_NORM_CASES,
+            flops=lambda p: 8 * numel(p["shape"]),
+            bytes_moved=lambda p, size: (3 * numel(p["shape"]) + 2 * _channels(p)) * size,
+            tags=("norm", "normalization"),
+        ),
+        aten_op(
+            "batch_norm",
+            signature="kernel(x: Tensor, running_mean: Tensor, running_var: Tensor, "
+                      "weight: Tensor, bias: Tensor, eps: float) -> Tensor",
+            description="F.batch_norm(x, running_mean, running_var, weight, bias, "
+                        "training=False, eps=eps): inference mode, x of shape (N, C, *), "
+                        "(x - running_mean[c]) / sqrt(running_var[c] + eps) * weight[c] + "
+                        "bias[c] for channel c; the running statistics are read, never "
+                        "updated. One dtype for all tensors, which the output has; compute in "
+                        "fp32 and round once.",
+            reference=_in_fp32(_batch_norm_native),
+            baseline=_batch_norm_native,
+            make_inputs=_batch_norm_inputs,
+            cases=BATCH_NORM_CASES,
+            flops=lambda p: 5 * numel(p["shape"]),
+            bytes_moved=lambda p, size: (2 * numel(p["shape"]) + 4 * _channels(p)) * size,
+            tags=("norm", "normalization"),
         ),
     ]
