@@ -126,8 +126,9 @@ def _rot_inputs(ctx: InputContext) -> list[Any]:
 
 
 def _extreme_inputs(largest: bool) -> Callable[[InputContext], list[Any]]:
-    """x with a planted tie for the extreme |x_i| at two seeded positions p < q (opposite
-    signs, so the tie holds only after the absolute value): cuBLAS returns the first, p."""
+    """x with a planted tie for the extreme |x_i| at two seeded positions p < q: -v at p and
+    +v at q, so the tie holds only after the absolute value (a kernel comparing signed values
+    picks q, or another index). cuBLAS returns the first, p."""
 
     def make(ctx: InputContext) -> list[Any]:
         n, x, incx = _x_inputs(False)(ctx)
@@ -138,8 +139,8 @@ def _extreme_inputs(largest: bool) -> Callable[[InputContext], list[Any]]:
             # randn never reaches 10 (|z| > 10 has probability 1e-23 per element) and almost
             # never gives an exact 0, so the planted values are the unique extremes.
             value = 10.0 if largest else 0.0
-            x[p * incx] = value
-            x[q * incx] = -value
+            x[p * incx] = -value
+            x[q * incx] = value
         return [n, x, incx]
 
     return make
