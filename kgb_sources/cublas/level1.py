@@ -68,6 +68,11 @@ def _cases(two_vectors: bool, real_dtype: str, is_complex: bool,
         params: dict[str, Any] = {"n": n, "incx": incx}
         if two_vectors:
             params["incy"] = incy
+        elif tier == SMALL:
+            # One vector: take the case's non-unit increment, whichever vector had it.
+            params["incx"] = max(incx, incy)
+            name = f"n{n}_unit" if params["incx"] == 1 else f"n{n}_incx{params['incx']}"
+            name = f"heldout_{name}" if heldout else name
         params.update(scalars(index))
         cases.append(ShapeCase(name, params, tier=tier, heldout=heldout))
     return tuple(cases)
@@ -231,11 +236,14 @@ def _bytes(vector_passes: int, result_reals: int = 0, result_bytes: int = 0,
 
 
 # -- descriptions ----------------------------------------------------------------------------
-def _vectors_note(two: bool) -> str:
-    names = "x (increment incx) and y (increment incy)" if two else "x (increment incx)"
-    return (f" Vectors {names} are 1-D buffers: element i is buf[i * inc] for i < n, and each "
-            f"buffer holds (n - 1) * inc + 1 elements; the elements between strided ones must "
-            f"stay untouched. Increments are positive.")
+def _vectors_note(two: bool, is_complex: bool = False) -> str:
+    subject = ("Vectors x (increment incx) and y (increment incy) are 1-D buffers" if two
+               else "Vector x (increment incx) is a 1-D buffer")
+    element = ("the complex element i is the pair (buf[2 * i * inc], buf[2 * i * inc + 1])"
+               if is_complex else "element i is buf[i * inc]")
+    return (f" {subject}: {element} for i < n, and a buffer holds (n - 1) * inc + 1 "
+            f"elements; the elements between strided ones must stay untouched. Increments are "
+            f"positive.")
 
 
 COMPOSED = (" The reference is composed from torch's elementwise kernels on strided views "
@@ -255,7 +263,7 @@ def _copy_spec(name: str) -> OperatorSpec:
         description=(f"cuBLAS {name}: copies x into y, y[i * incy] = x[i * incx] for i < n, "
                      f"in {'complex' if is_complex else 'real'} {real} elements; writes y in "
                      f"place and returns None; x must be left unchanged."
-                     + _vectors_note(True) + COMPOSED.format(what="copy")),
+                     + _vectors_note(True, is_complex) + COMPOSED.format(what="copy")),
         reference=_copy_reference(is_complex), make_inputs=_xy_inputs(is_complex),
         cases=_cases(True, real, is_complex, _no_scalars),
         flops=lambda p: 0.0, bytes_moved=_bytes(2, is_complex=is_complex),
@@ -275,7 +283,7 @@ def _swap_spec(name: str) -> OperatorSpec:
         description=(f"cuBLAS {name}: exchanges x and y, x[i * incx] <-> y[i * incy] for "
                      f"i < n, in {'complex' if is_complex else 'real'} {real} elements; writes "
                      f"both x and y in place and returns None."
-                     + _vectors_note(True) + COMPOSED.format(what="swap")),
+                     + _vectors_note(True, is_complex) + COMPOSED.format(what="swap")),
         reference=_swap_reference(is_complex), make_inputs=_xy_inputs(is_complex),
         cases=_cases(True, real, is_complex, _no_scalars),
         flops=lambda p: 0.0, bytes_moved=_bytes(4, is_complex=is_complex),
@@ -320,7 +328,7 @@ def _dot_spec(name: str, conj: bool) -> OperatorSpec:
         signature="kernel(n: int, x: Tensor, incx: int, y: Tensor, incy: int) -> Tensor",
         description=(f"cuBLAS {name}: the dot product {formula} over i < n with x_i = "
                      f"x[i * incx] and y_i = y[i * incy], accumulated in {real}. {result} "
-                     f"x and y must be left unchanged." + _vectors_note(True)
+                     f"x and y must be left unchanged." + _vectors_note(True, is_complex)
                      + f" The reference is torch.{'vdot' if conj else 'dot'} on strided views "
                      f"(cuBLAS's dot on NVIDIA)."),
         reference=_dot_reference(is_complex, conj), make_inputs=_xy_inputs(is_complex),
