@@ -113,11 +113,11 @@ WRONG_KERNELS = [
     ("cublasZdotc_v2", "conjugation_missing", "CONJ = True", "CONJ = False"),
     ("cublasCcopy_v2", "complex_elements_copied_as_reals", "\nWIDTH = 2\n", "\nWIDTH = 1\n"),
     ("cublasIsamax_v2", "last_index_on_ties",
-     "tl.min(tl.where(mask & (key == best), i, n), axis=0)",
-     "tl.max(tl.where(mask & (key == best), i, -1), axis=0)"),
+     "tl.store(index_ptr + pid, tl.min(tl.where(best == top, first, n), axis=0))",
+     "tl.store(index_ptr + pid, tl.max(tl.where(best == top, first, -1), axis=0))"),
     ("cublasIsamax_v2", "signed_values_compared", "key = tl.abs(x)", "key = x"),
     ("cublasIsamin_v2", "zero_based_index", "winner + 1, 0", "winner, 0"),
-    ("cublasDasum_v2", "signed_sum", "term = tl.abs(x)", "term = x"),
+    ("cublasDasum_v2", "signed_sum", "acc += tl.abs(x)", "acc += x"),
     ("cublasSrot_v2", "rotation_sign_flipped", "c * y - s * x", "c * y + s * x"),
 ]
 

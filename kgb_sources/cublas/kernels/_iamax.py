@@ -2,13 +2,15 @@
 # i < n) with the __EXTREME__ |x_i|, as a new 1-element int32 tensor (0 when n <= 0, as
 # cuBLAS). "First" matters on ties: of equal |x_i| the smallest i wins. The search runs on a
 # key, |x_i| for the largest and -|x_i| for the smallest, so both look for a maximum. Two
-# launches: one program per BLOCK elements writes its best key and the first index holding
-# it, then one program picks the best block, the earliest on ties.
+# launches: at most MAX_PROGRAMS programs each write their best key and the first index
+# holding it, then one program picks the best of those, the earliest index on ties.
 import torch
 import triton
 import triton.language as tl
 
 LARGEST = __LARGEST__
+# Programs of the first launch: about one wave of 8 warps a program on an H100/H200's SMs.
+MAX_PROGRAMS = 1024
 
 
 @triton.jit
@@ -23,15 +25,23 @@ def _key(x, LARGEST: tl.constexpr):
 @triton.jit
 def _best_partials(x_ptr, key_ptr, index_ptr, n, incx, LARGEST: tl.constexpr,
                    BLOCK: tl.constexpr):
+    # Grid-stride: program p scans blocks p, p + P, ... Each lane sees increasing indices, so
+    # a strict ">" keeps its earliest among equal keys; the min over lanes does the rest.
     pid = tl.program_id(0)
-    i = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = i < n
-    x = tl.load(x_ptr + i * incx, mask=mask, other=0.0)
-    key = tl.where(mask, _key(x, LARGEST), -float("inf"))
-    best = tl.max(key, axis=0)
-    first = tl.min(tl.where(mask & (key == best), i, n), axis=0)
-    tl.store(key_ptr + pid, best)
-    tl.store(index_ptr + pid, first)
+    lanes = tl.arange(0, BLOCK).to(tl.int64)
+    best = tl.full([BLOCK], -float("inf"), dtype=key_ptr.dtype.element_ty)
+    first = tl.zeros([BLOCK], dtype=tl.int64) + n
+    for start in range(pid * BLOCK, n, tl.num_programs(0) * BLOCK):
+        i = lanes + start
+        mask = i < n
+        x = tl.load(x_ptr + i * incx, mask=mask, other=0.0)
+        key = tl.where(mask, _key(x, LARGEST), -float("inf"))
+        better = key > best
+        first = tl.where(better, i, first)
+        best = tl.where(better, key, best)
+    top = tl.max(best, axis=0)
+    tl.store(key_ptr + pid, top)
+    tl.store(index_ptr + pid, tl.min(tl.where(best == top, first, n), axis=0))
 
 
 @triton.jit
@@ -56,7 +66,7 @@ def _pick(key_ptr, index_ptr, out_ptr, count, n, BLOCK: tl.constexpr):
 
 def kernel(n: int, x: torch.Tensor, incx: int) -> torch.Tensor:
     block = 4096
-    blocks = triton.cdiv(max(n, 0), block)
+    blocks = min(triton.cdiv(max(n, 0), block), MAX_PROGRAMS)
     result = torch.empty(1, dtype=torch.int32, device=x.device)
     keys = torch.empty(max(blocks, 1), dtype=x.dtype, device=x.device)
     indices = torch.empty(max(blocks, 1), dtype=torch.int64, device=x.device)
