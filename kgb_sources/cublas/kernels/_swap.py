@@ -11,10 +11,16 @@ WIDTH = __WIDTH__
 @triton.jit
 def _swap_kernel(x_ptr, y_ptr, n, incx, incy, WIDTH: tl.constexpr, BLOCK: tl.constexpr):
     i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    part = tl.arange(0, WIDTH)
-    mask = (i < n)[:, None]
-    x_ptrs = x_ptr + (i * incx * WIDTH)[:, None] + part[None, :]
-    y_ptrs = y_ptr + (i * incy * WIDTH)[:, None] + part[None, :]
+    if WIDTH == 1:
+        # Real elements: a plain 1-D tile (no [BLOCK, 1] shape for the compiler to carry).
+        mask = i < n
+        x_ptrs = x_ptr + i * incx
+        y_ptrs = y_ptr + i * incy
+    else:
+        part = tl.arange(0, WIDTH)
+        mask = (i < n)[:, None]
+        x_ptrs = x_ptr + (i * incx * WIDTH)[:, None] + part[None, :]
+        y_ptrs = y_ptr + (i * incy * WIDTH)[:, None] + part[None, :]
     x_values = tl.load(x_ptrs, mask=mask)
     y_values = tl.load(y_ptrs, mask=mask)
     tl.store(x_ptrs, y_values, mask=mask)
