@@ -211,7 +211,8 @@ def render_summary(summaries: Sequence[GroupSummary]) -> str:
 def render_results(rows: Sequence[dict[str, Any]]) -> str:
     """One line per stored result: the table ``kgb run`` prints at the end of a sweep.
 
-    Speedups timed in the interpreter carry a *; the summary printed after it explains it.
+    Speedups timed in the interpreter carry a *, and emulated results are named
+    ``cpu (emulating amd)``; the summary printed after it explains both.
     """
     table_rows = []
     for row in rows:
@@ -226,11 +227,11 @@ def render_results(rows: Sequence[dict[str, Any]]) -> str:
         table_rows.append([
             row["op"], row["method"], backend_label(row["backend"], row.get("emulates")),
             row["sample"], row["verdict"],
-            f"{passed}/{len(checked)}" + (f" (+{skipped} skipped)" if skipped else ""),
+            ("-" if row["verdict"] in verdicts.SKIPPED and not checked else
+             f"{passed}/{len(checked)}" + (f" (+{skipped} skipped)" if skipped else "")),
             max_rel, row["candidate_ms"], row["reference_ms"],
             (_fmt(row["speedup"]) + star) if row["speedup"] else "-",
         ])
     table = render_table(["op", "method", "backend", "sample", "verdict", "trials passed",
                           "max rel err", "cand ms", "ref ms", "speedup"], table_rows)
-    return table + _emulation_note(backend_label(row["backend"], row.get("emulates"))
-                                   for row in rows)
+    return table
