@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, Quirks
+from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
 from kgb_core.operators import SMALL
 from kgb_core.timing import Timer, TimingSettings, WallClockTimer
 
@@ -37,17 +37,28 @@ class CpuInterpreterBackend(Backend):
         timed_tiers=(SMALL,),
     )
     watch_os_threads = True
+    auto_detect = False  # the fallback, never auto-picked over a chip (see sweep.resolve_backend)
     # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
     default_timing = TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
                                     max_repetitions=5)
 
     def probe(self) -> Availability:
-        try:
-            import triton  # noqa: F401
-            import torch  # noqa: F401
+        checks = []
+        for module in ("torch", "triton"):
+            try:
+                imported = __import__(module)
+            except ImportError as error:
+                checks.append(ProbeCheck(f"import {module}", False, str(error)))
+                return Availability(False, f"needs torch and triton installed: {error}",
+                                    tuple(checks))
+            checks.append(ProbeCheck(f"import {module}", True, imported.__version__))
+        try:  # the interpreter ships inside triton; this import is cheap once triton is in
+            from triton.runtime.interpreter import InterpretedFunction  # noqa: F401
         except ImportError as error:
-            return Availability(False, f"needs torch and triton installed: {error}")
-        return Availability(True, "Triton's interpreter is always available")
+            checks.append(ProbeCheck("triton.runtime.interpreter", False, str(error)))
+            return Availability(False, f"this triton has no interpreter: {error}", tuple(checks))
+        checks.append(ProbeCheck("triton.runtime.interpreter", True, "TRITON_INTERPRET=1"))
+        return Availability(True, "Triton's interpreter is always available", tuple(checks))
 
     def worker_environment(self) -> dict[str, str]:
         # MALLOC_PERTURB_: glibc fills every allocation, large (mmap'd) ones included, with the

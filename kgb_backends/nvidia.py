@@ -13,7 +13,7 @@ import shutil
 from typing import Any, Callable
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, Quirks
+from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import Timer, TimingSettings
 
@@ -62,18 +62,38 @@ class NvidiaBackend(Backend):
     watch_os_threads = False
 
     def probe(self) -> Availability:
-        if shutil.which("nvidia-smi") is None and not os.path.exists("/dev/nvidiactl"):
+        smi = shutil.which("nvidia-smi")
+        driver = ProbeCheck("NVIDIA driver (nvidia-smi on PATH or /dev/nvidiactl)",
+                            bool(smi) or os.path.exists("/dev/nvidiactl"),
+                            smi or ("/dev/nvidiactl" if os.path.exists("/dev/nvidiactl") else
+                                    "neither found"))
+        checks = [driver]
+        if not driver.ok:
             return Availability(False, "no NVIDIA driver found (no nvidia-smi, no /dev/nvidiactl); "
-                                       "needs an NVIDIA GPU with its driver and a CUDA build of torch")
+                                       "needs an NVIDIA GPU with its driver and a CUDA build of torch",
+                                tuple(checks))
         try:
             import torch
         except ImportError as error:
-            return Availability(False, f"needs torch: {error}")
-        if not torch.cuda.is_available():
+            checks.append(ProbeCheck("import torch", False, str(error)))
+            return Availability(False, f"needs torch: {error}", tuple(checks))
+        cuda_build = torch.version.cuda
+        checks.append(ProbeCheck("import torch", True, torch.__version__))
+        checks.append(ProbeCheck("torch built with CUDA (torch.version.cuda)", bool(cuda_build),
+                                 cuda_build or "a CPU-only (or ROCm) build"))
+        visible = torch.cuda.is_available()
+        checks.append(ProbeCheck("torch.cuda.is_available()", visible,
+                                 f"{torch.cuda.device_count()} device(s)" if visible else
+                                 f"False (CUDA_VISIBLE_DEVICES="
+                                 f"{os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"))
+        if not visible:
             return Availability(False, f"torch {torch.__version__} sees no CUDA device "
-                                       f"(a CPU-only torch build, or CUDA_VISIBLE_DEVICES hides them)")
+                                       f"(a CPU-only torch build, or CUDA_VISIBLE_DEVICES hides them)",
+                                tuple(checks))
+        checks.append(ProbeCheck("torch.cuda.get_device_name(0)", True,
+                                 torch.cuda.get_device_name(0)))
         return Availability(True, f"{torch.cuda.device_count()} CUDA device(s): "
-                                  f"{torch.cuda.get_device_name(0)}")
+                                  f"{torch.cuda.get_device_name(0)}", tuple(checks))
 
     def setup(self) -> str:
         import torch

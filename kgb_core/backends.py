@@ -9,16 +9,48 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from kgb_core.operators import SMALL
 from kgb_core.timing import Timer, TimingSettings
 
 
+class ProbeCheck(NamedTuple):
+    """One thing a probe looked at: ``("import torch_npu", False, "No module named 'torch_npu'")``.
+
+    A plain 3-tuple works as well; ``kgb doctor`` prints each as a line.
+    """
+
+    what: str
+    ok: bool
+    detail: str = ""
+
+
 @dataclass(frozen=True)
 class Availability:
+    """Whether a backend can run here, and why (one line). ``checks`` optionally lists what the
+    probe looked at, in order, for ``kgb doctor``; a backend that gives none still works."""
+
     available: bool
     reason: str = ""
+    checks: tuple[ProbeCheck, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "checks", tuple(ProbeCheck(*c) for c in self.checks))
+
+    @classmethod
+    def from_checks(cls, checks: Iterable[ProbeCheck | tuple], found: str = "") -> "Availability":
+        """Available when every check passed; otherwise the reason names the first that failed."""
+        checks = tuple(ProbeCheck(*c) for c in checks)
+        failed = next((c for c in checks if not c.ok), None)
+        if failed is None:
+            return cls(True, found or "; ".join(c.detail for c in checks if c.detail), checks)
+        return cls(False, f"{failed.what}: {failed.detail}" if failed.detail else failed.what,
+                   checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"available": self.available, "reason": self.reason,
+                "checks": [c._asdict() for c in self.checks]}
 
 
 @dataclass(frozen=True)
@@ -59,10 +91,34 @@ class Backend(ABC):
     # threads always do; OS threads only where the runtime starts none of its own during a
     # call (true of the interpreter, whose pools exist before the first candidate runs).
     watch_os_threads: bool = False
+    # Whether auto-detection may pick this backend when it is available. Backends that are no
+    # chip (the CPU interpreter, the example plugin) say False: they run only when named.
+    auto_detect: bool = True
+    # Set on an emulating backend (``kgb_core.emulation``): the name of the backend whose
+    # quirks it applies. Every result it makes carries it, so it is never read as hardware.
+    emulates: str = ""
 
     @abstractmethod
     def probe(self) -> Availability:
         """Is the chip usable here? Runs in the harness; may import the vendor runtime."""
+
+    def safe_probe(self) -> Availability:
+        """``probe()``, with a probe that raises reported as a reason, not a traceback."""
+        try:
+            availability = self.probe()
+        except Exception as error:  # a buggy third-party probe must not take the tool down
+            return Availability(False, f"the probe of backend {self.name!r} raised "
+                                       f"{type(error).__name__}: {error}",
+                                (ProbeCheck("probe()", False, f"{type(error).__name__}: {error}"),))
+        if not isinstance(availability, Availability):
+            return Availability(False, f"the probe of backend {self.name!r} returned "
+                                       f"{type(availability).__name__}, not an Availability")
+        return availability
+
+    @property
+    def label(self) -> str:
+        """How results name this backend: ``cpu``, or ``cpu (emulating amd)``."""
+        return backend_label(self.name, self.emulates)
 
     def worker_environment(self) -> dict[str, str]:
         """Variables the worker needs before it imports torch or triton (e.g. TRITON_INTERPRET)."""
@@ -109,3 +165,8 @@ class Backend(ABC):
         Backends whose allocator caches blocks (CUDA's does) override this; on the CPU fresh
         allocations come from the system and cannot be poisoned reliably.
         """
+
+
+def backend_label(backend: str, emulates: str | None = "") -> str:
+    """The one way a backend is named in results and reports; emulation is always spelled out."""
+    return f"{backend} (emulating {emulates})" if emulates else backend

@@ -100,21 +100,76 @@ def ops_show_command(op_id: str = typer.Argument(..., help="An operator id such 
         typer.echo(f"\n+ {info['heldout_cases']} held-out case(s), checked but never shown")
 
 
+def _distribution(reg: Registry, kind: str, name: str) -> str:
+    info = reg.provider(kind, name)
+    return f"{info.distribution} {info.version}".strip() if info else ""
+
+
 @app.command("backends")
 def backends_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
-    """Each backend, whether it is available here, and if not, why."""
+    """Each backend, its distribution, whether it is available here, and if not, why."""
+    reg = registry()
     entries = []
-    for backend in registry().backends():
-        availability = backend.probe()
+    for backend in reg.backends():
+        availability = backend.safe_probe()
         entries.append({"name": backend.name, "available": availability.available,
                         "reason": availability.reason, "description": backend.description,
+                        "distribution": _distribution(reg, "backend", backend.name),
                         "quirks": backend.quirks.to_dict()})
     if as_json:
         _print_json(entries)
         return
-    typer.echo(render_table(["backend", "available", "why", "description"],
-                            [[e["name"], "yes" if e["available"] else "no", e["reason"],
+    typer.echo(render_table(["backend", "distribution", "available", "why", "description"],
+                            [[e["name"], e["distribution"] or "-",
+                              "yes" if e["available"] else "no", e["reason"],
                               e["description"]] for e in entries]))
+
+
+@app.command("doctor")
+def doctor_command(backend: Optional[str] = typer.Option(None, "--backend", help="The backend that must be able to run (default: the auto-detected one)."),
+                   as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """What every installed backend probed, found and misses; exit 1 when the selected
+    backend (or the auto-detected one) cannot run here."""
+    from kgb_core.sweep import resolve_backend
+
+    reg = registry()
+    if backend is not None:
+        reg.backend(backend)  # an unknown name is a user error (exit 2), before any probe
+    report = []
+    for item in reg.backends():
+        availability = item.safe_probe()
+        report.append({"backend": item.name,
+                       "distribution": _distribution(reg, "backend", item.name),
+                       "module": getattr(reg.provider("backend", item.name), "module", ""),
+                       "description": item.description, **availability.to_dict()})
+    broken = [{"plugin": p.name, "distribution": f"{p.distribution} {p.version}".strip(),
+               "error": p.error.splitlines()[0]} for p in reg.plugins if p.error]
+    try:
+        chosen, note = resolve_backend(reg, backend)
+        selected = {"backend": chosen.name, "can_run": True, "why": note or "selected"}
+    except UserError as error:
+        selected = {"backend": backend, "can_run": False, "why": str(error)}
+    if as_json:
+        _print_json({"backends": report, "broken_plugins": broken, "selected": selected})
+    else:
+        for entry in report:
+            state = "available" if entry["available"] else "NOT AVAILABLE"
+            where = entry["distribution"] or "-"
+            typer.echo(f"{entry['backend']} [{where}; {entry['module'] or '-'}]: {state}")
+            typer.echo(f"  {entry['reason'] or '(the probe gave no reason)'}")
+            if not entry["checks"]:
+                typer.echo("  (this backend's probe lists no individual checks)")
+            for check in entry["checks"]:
+                mark = "ok     " if check["ok"] else "MISSING"
+                detail = f": {check['detail']}" if check["detail"] else ""
+                typer.echo(f"  {mark} {check['what']}{detail}")
+        for plugin in broken:
+            typer.echo(f"plugin {plugin['plugin']} [{plugin['distribution'] or '-'}] failed to "
+                       f"load: {plugin['error']}")
+        label = selected["backend"] or "auto-detected backend"
+        verdict = "can run" if selected["can_run"] else "CANNOT run"
+        typer.echo(f"\nselected: {label} {verdict}: {selected['why']}")
+    raise typer.Exit(0 if selected["can_run"] else 1)
 
 
 def _read_candidate(path: Path) -> str:
@@ -140,7 +195,7 @@ def _read_candidate(path: Path) -> str:
 
 
 def _print_eval(result: EvalResult) -> None:
-    typer.echo(f"{result.op} on {result.backend}: {result.verdict}")
+    typer.echo(f"{result.op} on {result.backend_label}: {result.verdict}")
     if result.message:
         typer.echo(f"  {result.message}")
     rows = [[c["case"], c["dtype"], c.get("seed", "-"), c["status"], c.get("max_abs_error"),
@@ -164,6 +219,7 @@ def _print_eval(result: EvalResult) -> None:
 def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python file defining kernel(...)."),
                  op: str = typer.Option(..., "--op", help="Operator id, e.g. aten.softmax."),
                  backend: Optional[str] = typer.Option(None, "--backend", help="Backend name (default: auto-detect)."),
+                 emulate: Optional[str] = typer.Option(None, "--emulate", help="Apply this installed backend's quirks to --backend (default cpu); labelled as emulation."),
                  seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable); default 0 and 1."),
                  timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the worker is killed."),
                  no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
@@ -173,9 +229,13 @@ def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python 
 
     source = _read_candidate(kernel_file)
     reg = registry()
-    chosen, note = resolve_backend(reg, backend)
+    chosen, note = resolve_backend(reg, backend, emulate)
     if note:
         typer.echo(note, err=True)
+    denied = chosen.quirks.denied_operators.get(op)
+    if denied is not None:  # a sweep skips it; one file asked for by name is still checked
+        typer.echo(f"note: {op} is on the deny-list of {chosen.label} ({denied}); a sweep "
+                   f"skips it, evaluating this file anyway", err=True)
     config = apply_overrides(RunConfig(), seeds=seeds, timeout_s=timeout)
     config.timing = not no_timing
     result = evaluate_file(reg, op, source, chosen, evaluation_settings(config))
@@ -192,6 +252,7 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 tag: Optional[List[str]] = typer.Option(None, "--tag", help="Only operators with this tag."),
                 method: Optional[str] = typer.Option(None, "--method", help="Generation method (default: reference)."),
                 backend: Optional[str] = typer.Option(None, "--backend", help="Backend (default: auto-detect)."),
+                emulate: Optional[str] = typer.Option(None, "--emulate", help="Apply this installed backend's quirks to --backend (default cpu); every result is labelled as emulation."),
                 config_file: Optional[Path] = typer.Option(None, "--config", help="Run config TOML."),
                 db: Optional[str] = typer.Option(None, "--db", help=f"Result store (default {DEFAULT_DB})."),
                 resume: bool = typer.Option(False, "--resume", help="Continue the latest run with the same plan."),
@@ -205,7 +266,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
 
     config = load_config(config_file) if config_file else RunConfig()
     config = apply_overrides(config, sources=source, ops=op, tags=tag, method=method,
-                             backend=backend, db=db, seeds=seeds, timeout_s=timeout)
+                             backend=backend, emulate=emulate, db=db, seeds=seeds,
+                             timeout_s=timeout)
     if samples is not None:
         config.method_options = {**config.method_options, "samples": samples}
     if no_timing:
@@ -215,7 +277,7 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
     if plan.backend_note:
         typer.echo(plan.backend_note, err=True)
     typer.echo(f"kgb run: {len(plan.operators)} operators, method {plan.method.name}, backend "
-               f"{plan.backend.name}, store {config.db}", err=True)
+               f"{plan.backend.label}, store {config.db}", err=True)
     with ResultStore(config.db) as store:
         outcome = run_sweep(plan, reg, store, resume=resume,
                             notes=lambda message: typer.echo(message, err=True))

@@ -29,6 +29,9 @@ class RunConfig:
     ops: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     backend: str | None = None
+    # Apply this installed backend's quirks to ``backend`` (the CPU interpreter by default):
+    # emulation, labelled as such in every result (``kgb_core.emulation``).
+    emulate: str | None = None
     db: str = DEFAULT_DB
     method: str = "reference"
     method_options: dict[str, Any] = field(default_factory=dict)
@@ -48,6 +51,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "ops": ("ops", (list,)),
         "tags": ("tags", (list,)),
         "backend": ("backend", (str,)),
+        "emulate": ("emulate", (str,)),
         "db": ("db", (str,)),
         "token_budget": ("token_budget", (int,)),
         "cost_budget_usd": ("cost_budget_usd", (int, float)),

@@ -34,7 +34,8 @@ def describe_environment(registry: Registry, worker_info: dict[str, Any]) -> dic
         "harness_python": platform.python_version(),
         "host": platform.node(),
         "worker": {key: worker_info.get(key) for key in
-                   ("device", "device_name", "python", "torch", "triton", "platform")},
+                   ("device", "device_name", "emulates", "python", "torch", "triton",
+                    "platform")},
         "plugins": {p.name: {"distribution": p.distribution, "version": p.version}
                     for p in registry.plugins if p.error is None},
     }

@@ -41,7 +41,11 @@ def kgb_register_backends(register: Callable[[Any], None]) -> None:
 
     Implemented by a backend plugin, one per vendor. Called once in the harness and once in
     every evaluation worker (the worker re-discovers plugins, so a third-party backend works
-    there too). Registering must not import the vendor runtime: ``probe()`` does that.
+    there too). Registering must not import the vendor runtime: ``probe()`` does that, and may
+    list its steps as ``ProbeCheck``s for ``kgb doctor``. The backend's ``Quirks`` (skipped
+    dtypes, limits, prompt hints, ``denied_operators``) are data the core applies, also when
+    another backend emulates it (``kgb run --backend cpu --emulate <name>``).
+    ``plugins/kgb-backend-example`` is the smallest complete one.
 
     Example::
 

@@ -22,11 +22,21 @@ class GenerationContext:
 
     options: Mapping[str, Any] = field(default_factory=dict)
     backend_name: str = ""
+    # Set when the backend emulates another's quirks: ``backend_name`` runs the kernel, the
+    # quirks (and so the prompt's hints) are ``emulates``'s. Prompts name ``backend_label``.
+    emulates: str = ""
     evaluate: Callable[[str], Any] | None = None
     log: Callable[[str], None] = lambda message: None
     # Answers a method may reuse instead of paying for them again (e.g. on --resume); the
     # sweep backs it with the result store. None where there is no store (``kgb eval``).
     cache: "ResponseCache | None" = None
+
+
+    @property
+    def backend_label(self) -> str:
+        from kgb_core.backends import backend_label
+
+        return backend_label(self.backend_name, self.emulates)
 
 
 class ResponseCache(Protocol):

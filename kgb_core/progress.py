@@ -22,20 +22,27 @@ class Progress:
         self.done = 0
         self.passed = 0
         self.failed = 0
+        self.skipped = 0
         self.stream = stream or sys.stderr
         self.label = label
         self._started = time.monotonic()
         self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
 
     def advance(self, item: str, verdict: str, passed: bool) -> None:
+        from kgb_core.evaluation.verdicts import SKIPPED
+
         self.done += 1
+        skipped = not passed and verdict in SKIPPED  # neither passed nor failed
         self.passed += passed
-        self.failed += not passed
+        self.skipped += skipped
+        self.failed += not passed and not skipped
         elapsed = time.monotonic() - self._started
         remaining = self.total - self.done
         eta = elapsed / self.done * remaining if self.done else 0.0
         line = (f"{self.label}[{self.done}/{self.total}] {item}: {verdict}  "
-                f"(passed {self.passed}, failed {self.failed}, elapsed {_clock(elapsed)}, "
+                f"(passed {self.passed}, failed {self.failed}"
+                + (f", skipped {self.skipped}" if self.skipped else "")
+                + f", elapsed {_clock(elapsed)}, "
                 f"ETA {_clock(eta)})")
         if self._tty:
             self.stream.write("\r\x1b[2K" + line)

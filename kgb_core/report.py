@@ -5,6 +5,12 @@ method made); its speedup is that of its fastest passing sample. Speedups are ge
 as the published benchmark takes them (per case, then per operator). fast_p is the share of
 operators tried that are correct and more than p times faster than the reference. Timings made
 by a timer whose label says "interpreter" are no performance numbers, and the table says so.
+
+Operators a backend cannot run (its deny-list names them, or its quirks rule out every case)
+are *skipped*: neither correct nor failed, they leave correct% and fast_p alone and are counted
+in their own column, so that views across chips compare like with like. Results made in
+emulation (``emulates`` set) are grouped apart from hardware results and always shown as
+``cpu (emulating amd)``.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
+from kgb_core.backends import backend_label
 from kgb_core.evaluation import verdicts
 from kgb_core.stats import geometric_mean
 
@@ -36,6 +43,8 @@ class OperatorOutcome:
     attempted: bool = True
     first_sample_passed: bool = False
     first_pass_turn: int | None = None
+    emulates: str = ""
+    skipped: bool = False
 
 
 @dataclass
@@ -60,17 +69,24 @@ class GroupSummary:
     pass_at_k: float = 0.0
     k: int = 1
     mean_turns_to_pass: float | None = None
+    emulates: str = ""
+    skipped: int = 0
+
+    @property
+    def backend_label(self) -> str:
+        return backend_label(self.backend, self.emulates)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "backend_label": self.backend_label}
 
 
 def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
-    grouped: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        grouped[(row["source"], row["method"], row["backend"], row["op"])].append(row)
+        grouped[(row["source"], row["method"], row["backend"], row.get("emulates") or "",
+                 row["op"])].append(row)
     outcomes = []
-    for (source, method, backend, op), samples in sorted(grouped.items()):
+    for (source, method, backend, emulates, op), samples in sorted(grouped.items()):
         passing = [r for r in samples if r["verdict"] == verdicts.PASS]
         speedups = [r["speedup"] for r in passing if r["speedup"]]
         turns = [_first_pass_turn(r) for r in passing]
@@ -85,6 +101,8 @@ def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
             first_sample_passed=any(r["sample"] == 0 and r["verdict"] == verdicts.PASS
                                     for r in samples),
             first_pass_turn=min((t for t in turns if t is not None), default=None),
+            emulates=emulates,
+            skipped=all(r["verdict"] in verdicts.SKIPPED for r in samples),
         ))
     return outcomes
 
@@ -101,24 +119,28 @@ def _first_pass_turn(row: dict[str, Any]) -> int | None:
 
 
 def summarize(rows: Iterable[dict[str, Any]]) -> list[GroupSummary]:
-    groups: dict[tuple[str, str, str], list[OperatorOutcome]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[OperatorOutcome]] = defaultdict(list)
     for outcome in operator_outcomes(rows):
-        groups[(outcome.source, outcome.method, outcome.backend)].append(outcome)
+        groups[(outcome.source, outcome.method, outcome.backend, outcome.emulates)].append(outcome)
     summaries = []
-    for (source, method, backend), outcomes in sorted(groups.items()):
+    for (source, method, backend, emulates), everything in sorted(groups.items()):
+        outcomes = [o for o in everything if not o.skipped]
         tried = len(outcomes)
         correct = [o for o in outcomes if o.correct]
         tokens = sum(o.tokens for o in outcomes)
 
+        def share(count: int) -> float:
+            return count / tried if tried else 0.0
+
         def fast(p: float) -> float:
-            return sum(1 for o in correct if o.best_speedup and o.best_speedup > p) / tried
+            return share(sum(1 for o in correct if o.best_speedup and o.best_speedup > p))
 
         attempted = sum(1 for o in outcomes if o.attempted)
         cost = sum(o.cost_usd for o in outcomes)
         turns = [o.first_pass_turn for o in correct if o.first_pass_turn is not None]
         summaries.append(GroupSummary(
             source=source, method=method, backend=backend, operators=tried,
-            correct=len(correct), correct_pct=100.0 * len(correct) / tried,
+            correct=len(correct), correct_pct=100.0 * share(len(correct)),
             geomean_speedup=geometric_mean(o.best_speedup for o in correct),
             fast_1=fast(FAST_P[0]), fast_2=fast(FAST_P[1]), tokens=tokens,
             tokens_per_solved=tokens / len(correct) if correct else None,
@@ -127,9 +149,10 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[GroupSummary]:
             attempted=attempted,
             tokens_per_attempted=tokens / attempted if attempted else None,
             cost_per_solved=cost / len(correct) if correct else None,
-            pass_at_1=sum(1 for o in outcomes if o.first_sample_passed) / tried,
-            pass_at_k=len(correct) / tried, k=max(o.samples for o in outcomes),
+            pass_at_1=share(sum(1 for o in outcomes if o.first_sample_passed)),
+            pass_at_k=share(len(correct)), k=max((o.samples for o in outcomes), default=1),
             mean_turns_to_pass=sum(turns) / len(turns) if turns else None,
+            emulates=emulates, skipped=len(everything) - tried,
         ))
     return summaries
 
@@ -157,26 +180,39 @@ def _interpreter_note(labels: Iterable[str]) -> str:
     return ""
 
 
+def _emulation_note(labels: Iterable[str]) -> str:
+    emulated = sorted({label for label in labels if "(emulating " in label})
+    if emulated:
+        return (f"\nnote: {', '.join(emulated)}: another backend's quirks applied to Triton's "
+                f"CPU interpreter (or the named host) to test the pipeline; emulation, not "
+                f"results of that hardware.")
+    return ""
+
+
 def render_summary(summaries: Sequence[GroupSummary]) -> str:
     rows = []
     for s in summaries:
         star = "*" if any("interpreter" in label for label in s.timing_labels) else ""
-        rows.append([s.source, s.method, s.backend, s.operators, f"{s.correct_pct:.1f}",
+        rows.append([s.source, s.method, s.backend_label, s.operators, s.skipped,
+                     f"{s.correct_pct:.1f}" if s.operators else "-",
                      f"{s.pass_at_1:.2f}", f"{s.pass_at_k:.2f} (k={s.k})",
                      (_fmt(s.geomean_speedup) + star) if s.geomean_speedup else "-",
                      f"{s.fast_1:.2f}", f"{s.fast_2:.2f}", s.tokens,
                      _fmt(s.tokens_per_attempted), _fmt(s.tokens_per_solved),
                      f"{s.cost_usd:.4f}", _fmt(s.cost_per_solved), _fmt(s.mean_turns_to_pass)])
-    table = render_table(["source", "method", "backend", "ops", "correct%", "pass@1", "pass@k",
+    table = render_table(["source", "method", "backend", "ops", "skipped", "correct%", "pass@1",
+                          "pass@k",
                           "speedup(geo)", "fast_1", "fast_2", "tokens", "tokens/attempted",
                           "tokens/solved", "cost$", "cost$/solved", "turns to pass"], rows)
-    return table + _interpreter_note(label for s in summaries for label in s.timing_labels)
+    return (table + _interpreter_note(label for s in summaries for label in s.timing_labels)
+            + _emulation_note(s.backend_label for s in summaries))
 
 
 def render_results(rows: Sequence[dict[str, Any]]) -> str:
     """One line per stored result: the table ``kgb run`` prints at the end of a sweep.
 
-    Speedups timed in the interpreter carry a *; the summary printed after it explains it.
+    Speedups timed in the interpreter carry a *, and emulated results are named
+    ``cpu (emulating amd)``; the summary printed after it explains both.
     """
     table_rows = []
     for row in rows:
@@ -189,8 +225,10 @@ def render_results(rows: Sequence[dict[str, Any]]) -> str:
         label = row.get("timing_label") or ""
         star = "*" if "interpreter" in label else ""
         table_rows.append([
-            row["op"], row["method"], row["backend"], row["sample"], row["verdict"],
-            f"{passed}/{len(checked)}" + (f" (+{skipped} skipped)" if skipped else ""),
+            row["op"], row["method"], backend_label(row["backend"], row.get("emulates")),
+            row["sample"], row["verdict"],
+            ("-" if row["verdict"] in verdicts.SKIPPED and not checked else
+             f"{passed}/{len(checked)}" + (f" (+{skipped} skipped)" if skipped else "")),
             max_rel, row["candidate_ms"], row["reference_ms"],
             (_fmt(row["speedup"]) + star) if row["speedup"] else "-",
         ])

@@ -21,7 +21,7 @@ from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS results (
     op TEXT NOT NULL,
     source TEXT NOT NULL,
     backend TEXT NOT NULL,
+    emulates TEXT NOT NULL DEFAULT '',
     method TEXT NOT NULL,
     sample INTEGER NOT NULL,
     verdict TEXT NOT NULL,
@@ -102,17 +103,29 @@ class ResultStore:
         self._check_schema()
 
     def _check_schema(self) -> None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self._conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
-                               (str(SCHEMA_VERSION),))
-        elif int(row["value"]) == 1:  # version 2 added the generation record
-            self._conn.execute("ALTER TABLE results ADD COLUMN generation TEXT")
-            self._conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
-                               (str(SCHEMA_VERSION),))
-        elif int(row["value"]) != SCHEMA_VERSION:
-            raise UserError(f"{self.path} has store schema {row['value']}, this kgb reads "
-                            f"{SCHEMA_VERSION}")
+        # Read and migrate under one write lock: two kgb processes opening an old store at
+        # once must not both add the same column.
+        with self._transaction():
+            row = self._conn.execute(
+                "SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self._conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
+                                   (str(SCHEMA_VERSION),))
+                return
+            version = int(row["value"])
+            if version > SCHEMA_VERSION:
+                raise UserError(f"{self.path} has store schema {row['value']}, this kgb reads "
+                                f"{SCHEMA_VERSION} and older; use a newer kgb")
+            # Each step only adds columns, so the rows, plans and plan keys of an older store
+            # are kept as they were and --resume continues its runs.
+            if version < 2:  # version 2 added the generation record
+                self._conn.execute("ALTER TABLE results ADD COLUMN generation TEXT")
+            if version < 3:  # version 3 added the emulation label ('' = real hardware)
+                self._conn.execute("ALTER TABLE results ADD COLUMN emulates TEXT NOT NULL "
+                                   "DEFAULT ''")
+            if version < SCHEMA_VERSION:
+                self._conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
+                                   (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         self._conn.close()
@@ -155,12 +168,13 @@ class ResultStore:
         """Write one result in its own transaction; a duplicate key is refused, not doubled."""
         with self._transaction():
             self._conn.execute(
-                """INSERT INTO results(run_id, op, source, backend, method, sample, verdict,
-                   message, candidate_ms, reference_ms, speedup, timing_label, prompt_tokens,
-                   completion_tokens, cost_usd, duration_s, detail, candidate_source,
-                   generation, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (run_id, result.op, source, result.backend, result.method, result.sample,
+                """INSERT INTO results(run_id, op, source, backend, emulates, method, sample,
+                   verdict, message, candidate_ms, reference_ms, speedup, timing_label,
+                   prompt_tokens, completion_tokens, cost_usd, duration_s, detail,
+                   candidate_source, generation, created_at)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (run_id, result.op, source, result.backend, result.emulates or "",
+                 result.method, result.sample,
                  result.verdict, result.message, result.candidate_ms, result.reference_ms,
                  result.speedup, result.timing_label,
                  candidate.prompt_tokens if candidate else None,
@@ -201,7 +215,8 @@ class ResultStore:
         else:
             rows = self._conn.execute(
                 """SELECT * FROM results WHERE id IN (
-                       SELECT MAX(id) FROM results GROUP BY op, backend, method, sample)
+                       SELECT MAX(id) FROM results GROUP BY op, backend, emulates, method,
+                                                            sample)
                    ORDER BY id""").fetchall()
         return [dict(row) for row in rows]
 

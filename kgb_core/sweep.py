@@ -41,6 +41,9 @@ class SweepPlan:
             "seeds": list(self.config.seeds),
             "timing": self.config.timing,
             "timing_settings": self.config.timing_settings,
+            # Only when set, so that the plan keys of runs made before emulation existed are
+            # unchanged and --resume still finds them.
+            **({"emulates": self.backend.emulates} if self.backend.emulates else {}),
         }
 
 
@@ -66,19 +69,36 @@ def _over_budget(config: RunConfig, store: ResultStore, run_id: int) -> str:
     return ""
 
 
-def resolve_backend(registry: Registry, name: str | None) -> tuple[Backend, str]:
-    """The backend asked for (which must be available), or the auto-detected one, with why."""
+def resolve_backend(registry: Registry, name: str | None,
+                    emulate: str | None = None) -> tuple[Backend, str]:
+    """The backend asked for (which must be available), or the auto-detected one, with why.
+
+    With ``emulate`` the result is that backend (the CPU interpreter unless another is named)
+    running with the quirks of the backend ``emulate`` names (``kgb_core.emulation``).
+    """
+    if emulate:
+        from kgb_core.emulation import emulate as make_emulating
+
+        host_name = name or "cpu"
+        backend = make_emulating(registry, host_name, emulate)
+        availability = backend.safe_probe()
+        if not availability.available:
+            raise UserError(f"backend {host_name!r} is not available here: {availability.reason}")
+        note = (f"backend: {backend.label}: {emulate}'s quirks applied to {host_name}; results "
+                f"are labelled as emulation and are no {emulate} hardware results")
+        return backend, note
     if name:
         backend = registry.backend(name)
-        availability = backend.probe()
+        availability = backend.safe_probe()
         if not availability.available:
-            raise UserError(f"backend {name!r} is not available here: {availability.reason}")
+            raise UserError(f"backend {name!r} is not available here: {availability.reason} "
+                            f"(`kgb doctor --backend {name}` shows what was probed)")
         return backend, ""
     available, reasons = [], []
     for backend in registry.backends():
-        if backend.name == "cpu":
+        if backend.name == "cpu" or not backend.auto_detect:
             continue
-        availability = backend.probe()
+        availability = backend.safe_probe()
         (available if availability.available else reasons).append(
             (backend, availability.reason))
     if len(available) > 1:
@@ -95,7 +115,7 @@ def resolve_backend(registry: Registry, name: str | None) -> tuple[Backend, str]
 def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
     method = registry.method(config.method)
     validate_method_options(config, method.option_keys())
-    backend, note = resolve_backend(registry, config.backend)
+    backend, note = resolve_backend(registry, config.backend, config.emulate)
     operators: list[OperatorSpec] = []
     if config.ops:
         operators = [registry.operator(op_id) for op_id in config.ops]
@@ -130,9 +150,10 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
     if resume and run_id is None:
         notes("resume: no earlier run with this plan in the store; starting a new run")
     samples = plan.method.samples(plan.config.method_options)
+    denied = plan.backend.quirks.denied_operators
     pending = [op for op in plan.operators
                if any(ResultKey(op.id, plan.backend.name, plan.method.name, sample) not in done
-                      for sample in range(samples))]
+                      for sample in range(1 if op.id in denied else samples))]
     with Evaluator.for_backend(plan.backend, evaluation_settings(plan.config)) as evaluator:
         worker_info = evaluator.start()
         if run_id is None:
@@ -164,8 +185,16 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
 def _run_operator(op: OperatorSpec, plan: SweepPlan, evaluator: Evaluator, store: ResultStore,
                   run_id: int, done: set[ResultKey]) -> list[EvalResult]:
     backend, method = plan.backend, plan.method
+    reason = backend.quirks.denied_operators.get(op.id)
+    if reason is not None:  # known not to run there: no prompt, no candidate, no verdict
+        result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
+                            verdict=verdicts.SKIPPED_DENIED, method=method.name, sample=0,
+                            message=f"{op.id} is on the deny-list of {backend.label}: {reason}")
+        store.record(run_id, op.source, result, None)
+        return [result]
     context = GenerationContext(
         options=plan.config.method_options, backend_name=backend.name,
+        emulates=backend.emulates,
         evaluate=lambda source: evaluator.evaluate(op.id, source, method=method.name,
                                                    sample=-1),
         cache=store)
@@ -179,7 +208,8 @@ def _run_operator(op: OperatorSpec, plan: SweepPlan, evaluator: Evaluator, store
     else:
         failure = f"method {method.name!r} produced no candidate for {op.id}"
     if not candidates:
-        result = EvalResult(op=op.id, backend=backend.name, verdict=verdicts.NO_CANDIDATE,
+        result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
+                            verdict=verdicts.NO_CANDIDATE,
                             message=failure, method=method.name, sample=0)
         store.record(run_id, op.source, result, None)
         return [result]

@@ -71,7 +71,7 @@ class AgentMethod(Method):
         if ctx.evaluate is None:
             raise UserError("method agent needs the harness's evaluator (run it with `kgb run`)")
         messages = [{"role": "user",
-                     "content": render_prompt(op, ctx.backend_name, quirks, options["template"])}]
+                     "content": render_prompt(op, ctx.backend_label, quirks, options["template"])}]
         turns: list[dict[str, Any]] = []
         prompt_tokens = completion_tokens = 0
         cost = 0.0

@@ -205,9 +205,10 @@ def _reference_file(op: OperatorSpec) -> str:
     return "\n".join(f"# {line}".rstrip() for line in lines) + "\n"
 
 
-def _eval_script(op: OperatorSpec, backend_name: str) -> str:
+def _eval_script(op: OperatorSpec, backend_name: str, emulates: str = "") -> str:
     command = [sys.executable, "-c", "from kgb_core.cli import main; main()", "eval",
-               KERNEL_FILE, "--op", op.id, "--backend", backend_name, "--json"]
+               KERNEL_FILE, "--op", op.id, "--backend", backend_name, "--json",
+               *(["--emulate", emulates] if emulates else [])]
     return ("#!/bin/sh\n"
             "# Checks kernel.py with the harness's own evaluator; extra flags go to `kgb eval`.\n"
             'cd "$(dirname "$0")" || exit 2\n'
@@ -215,16 +216,20 @@ def _eval_script(op: OperatorSpec, backend_name: str) -> str:
 
 
 def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: str,
-                  timeout_s: float) -> None:
+                  timeout_s: float, emulates: str = "") -> None:
     """Everything the program is told, as files: it may read them in any order, or not at all."""
-    task = render_prompt(op, backend_name, quirks) + AGENT_SECTION.format(
-        kernel=KERNEL_FILE, usage=USAGE_FILE, backend=backend_name, timeout=f"{timeout_s:g}")
+    from kgb_core.backends import backend_label
+
+    label = backend_label(backend_name, emulates)
+    task = render_prompt(op, label, quirks) + AGENT_SECTION.format(
+        kernel=KERNEL_FILE, usage=USAGE_FILE, backend=label, timeout=f"{timeout_s:g}")
     (folder / "TASK.md").write_text(task)
-    spec = {**op.describe(), "backend": backend_name, "quirks": quirks.to_dict()}
+    spec = {**op.describe(), "backend": backend_name, "emulates": emulates,
+            "quirks": quirks.to_dict()}
     (folder / "spec.json").write_text(json.dumps(spec, indent=2, default=str) + "\n")
     (folder / "reference.py").write_text(_reference_file(op))
     script = folder / "eval.sh"
-    script.write_text(_eval_script(op, backend_name))
+    script.write_text(_eval_script(op, backend_name, emulates))
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -416,8 +421,10 @@ class CommandMethod(Method):
              options: Mapping[str, Any], sample: int) -> Candidate:
         folder = self._workdir(op, options, sample)
         try:
-            write_workdir(folder, op, quirks, ctx.backend_name, options["timeout_s"])
+            write_workdir(folder, op, quirks, ctx.backend_name, options["timeout_s"],
+                          ctx.emulates)
             env = {**os.environ, "KGB_OP": op.id, "KGB_BACKEND": ctx.backend_name,
+                   "KGB_EMULATES": ctx.emulates,
                    "KGB_WORKDIR": str(folder), "KGB_SAMPLE": str(sample)}
             finished = run_program(options["command"], folder, env, options["timeout_s"])
             return self._candidate(op, folder, finished, options, sample)

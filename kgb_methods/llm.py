@@ -38,7 +38,7 @@ class LlmMethod(Method):
 
     def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:
         options = self._options(ctx.options)
-        prompt = render_prompt(op, ctx.backend_name, quirks, options["template"])
+        prompt = render_prompt(op, ctx.backend_label, quirks, options["template"])
         candidates = []
         for sample in range(int(options["samples"])):
             answer = self._session.ask(options, [{"role": "user", "content": prompt}], sample, ctx)

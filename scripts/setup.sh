@@ -15,4 +15,16 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1 && [ -n "$torch_spec" ];
 fi
 echo "setup: installing kgb and its dependencies" >&2
 .venv/bin/python -m pip install -q -e ".[test]"
+# Every distribution under plugins/ (vendor backends, the example), each editable, in one pip
+# call: a new plugin folder is picked up with no change here. Their tests run with the suite
+# (testpaths in pyproject.toml).
+plugin_dirs=()
+for project in plugins/*/pyproject.toml; do
+    [ -e "$project" ] && plugin_dirs+=(-e "$(dirname "$project")")
+done
+if [ ${#plugin_dirs[@]} -gt 0 ]; then
+    echo "setup: installing $(( ${#plugin_dirs[@]} / 2 )) plugin distribution(s) from plugins/" >&2
+    .venv/bin/python -m pip install -q "${plugin_dirs[@]}"
+fi
 .venv/bin/kgb plugins >&2
+.venv/bin/kgb backends >&2

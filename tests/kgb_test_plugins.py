@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kgb_backends.cpu import CpuInterpreterBackend
 from kgb_core import hookimpl
-from kgb_core.backends import Quirks
+from kgb_core.backends import Availability, Backend, Quirks
 from kgb_core.candidates import Candidate
 from kgb_core.methods import Method
 
@@ -21,9 +21,32 @@ class NoFloatsBackend(CpuInterpreterBackend):
         d: "test: ruled out" for d in ("float32", "float16", "bfloat16")})
 
 
+class FakeChipBackend(Backend):
+    """A chip that is never here: only its quirks exist, which is all emulation needs."""
+
+    name = "fakechip"
+    description = "test: quirks of a chip this machine does not have"
+    quirks = Quirks(device_type="fake", skipped_dtypes={"float16": "test: no fp16 on fakechip"},
+                    max_num_warps=4, prompt_hints=("fakechip hint: use num_warps <= 4",),
+                    denied_operators={"aten.sort": "test: no sort on fakechip"})
+
+    def probe(self):
+        return Availability(False, "needs the fakechip runtime (a test backend)")
+
+    def setup(self):
+        raise AssertionError("emulation must never set up the emulated chip")
+
+    def synchronize(self):
+        raise AssertionError("emulation must never touch the emulated chip")
+
+    def make_timer(self, settings):
+        raise AssertionError("emulation must never time with the emulated chip's timer")
+
+
 @hookimpl
 def kgb_register_backends(register):
     register(NoFloatsBackend())
+    register(FakeChipBackend())
 
 
 class CorpusMethod(Method):

@@ -177,7 +177,8 @@ class CandidateChecker:
 
     def evaluate(self, spec: OperatorSpec, candidate_path: str, settings: CheckSettings) -> EvalResult:
         started = time.perf_counter()
-        result = EvalResult(op=spec.id, backend=self.backend.name, verdict=verdicts.PASS)
+        result = EvalResult(op=spec.id, backend=self.backend.name, verdict=verdicts.PASS,
+                            emulates=self.backend.emulates)
         self.path = candidate_path
         self.guard = IntegrityGuard()
         try:
@@ -217,9 +218,14 @@ class CandidateChecker:
                 actual = self.kernel(*inputs)
             self.backend.synchronize()
         except Exception as error:
+            if self.counter.limit_violations:
+                raise CandidateFailure(verdicts.LIMIT_EXCEEDED,
+                                       self.counter.limit_violations[0]) from None
             raise CandidateFailure(_classify(error), _short_traceback(error, self.path)) from None
         finally:
             self.counter.ghost = False
+        if self.counter.limit_violations:  # the candidate caught the error and went on
+            raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
         self._check_integrity("during kernel(...)")
         leftover = [t.name for t in threading.enumerate()
                     if t not in threads_before and t.is_alive()]

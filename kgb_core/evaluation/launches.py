@@ -6,6 +6,12 @@ this holds for Triton 3.0 to 3.9. Wrapping ``run`` on those classes counts launc
 touching a kernel, notes the stream each launch went to (a launch on a stream other than the
 harness's hides from its timer), and in ghost mode skips the launch entirely: ghost replay
 runs the candidate with every Triton kernel a no-op, to see whether they did the work.
+
+The same wrapper checks each launch against the backend's quirks where the harness can see the
+numbers: ``num_warps`` against ``max_num_warps``, and every integer argument whose name holds
+``BLOCK`` (``BLOCK_SIZE``, ``BLOCK_M``, ``XBLOCK``) against ``max_block_size``. That is a
+per-dimension check of the launch's own arguments, not of every ``tl.arange`` in the body; on a
+chip the compiler enforces the rest, and in emulation (``kgb_core.emulation``) nothing else does.
 """
 
 from __future__ import annotations
@@ -17,11 +23,15 @@ from kgb_core.evaluation.recorder import suspended
 
 
 class LaunchCounter:
-    def __init__(self, stream_probe: Callable[[], Any] | None = None) -> None:
+    def __init__(self, stream_probe: Callable[[], Any] | None = None,
+                 max_num_warps: int | None = None, max_block_size: int | None = None) -> None:
         self.count = 0
         self.kernel_names: list[str] = []
         self.streams: set[Any] = set()
+        self.limit_violations: list[str] = []
         self.ghost = False
+        self.max_num_warps = max_num_warps
+        self.max_block_size = max_block_size
         self._stream_probe = stream_probe
         self._installed = False
 
@@ -29,6 +39,25 @@ class LaunchCounter:
         self.count = 0
         self.kernel_names = []
         self.streams = set()
+        self.limit_violations = []
+
+    def check_limits(self, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> str | None:
+        """Why this launch exceeds the backend's limits, or None when it does not."""
+        name = getattr(kernel, "__name__", "?")
+        num_warps = kwargs.get("num_warps")
+        if (self.max_num_warps and isinstance(num_warps, int)
+                and num_warps > self.max_num_warps):
+            return (f"{name} launched with num_warps={num_warps}; this backend allows at most "
+                    f"{self.max_num_warps}")
+        if self.max_block_size:
+            named = dict(zip(getattr(kernel, "arg_names", ()), args))
+            named.update(kwargs)
+            for arg, value in named.items():
+                if ("BLOCK" in arg.upper() and isinstance(value, int)
+                        and not isinstance(value, bool) and value > self.max_block_size):
+                    return (f"{name} launched with {arg}={value}; this backend allows at most "
+                            f"{self.max_block_size} elements per block dimension")
+        return None
 
     def install(self) -> None:
         if self._installed:
@@ -43,6 +72,10 @@ class LaunchCounter:
             self.kernel_names.append(kernel_name)
         if self._stream_probe is not None:
             self.streams.add(self._stream_probe())
+
+
+class LaunchLimitExceeded(RuntimeError):
+    """A launch asked for more warps or a larger block than the backend's quirks allow."""
 
 
 def launch_classes() -> list[type]:
@@ -67,6 +100,11 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
     def counted_run(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not kwargs.get("warmup", False):
             counter.note_launch(getattr(self, "__name__", "?"))
+            violation = counter.check_limits(self, args, kwargs)
+            if violation is not None:
+                # Recorded before raising: a candidate that catches the error is still judged.
+                counter.limit_violations.append(violation)
+                raise LaunchLimitExceeded(violation)
             if counter.ghost:
                 return None
         with suspended():  # the interpreter's own data movement is no candidate torch op

@@ -237,8 +237,9 @@ class Evaluator:
 
     def __init__(self, backend_name: str, backend_env: dict[str, str],
                  settings: EvaluationSettings, limits: dict[str, int] | None = None,
-                 host_memory_limit: int | None = None) -> None:
+                 host_memory_limit: int | None = None, emulates: str = "") -> None:
         self.backend_name = backend_name
+        self.emulates = emulates
         self.backend_env = backend_env
         self.limits = limits or {}
         self.host_memory_limit = host_memory_limit
@@ -253,7 +254,7 @@ class Evaluator:
     def for_backend(cls, backend: "Backend", settings: EvaluationSettings) -> "Evaluator":
         """An evaluator with the backend's worker environment and limits."""
         return cls(backend.name, backend.worker_environment(), settings, backend.worker_limits(),
-                   backend.worker_host_memory_limit())
+                   backend.worker_host_memory_limit(), emulates=backend.emulates)
 
     def __enter__(self) -> "Evaluator":
         return self
@@ -288,6 +289,7 @@ class Evaluator:
         started = time.monotonic()
         result = self._evaluate(op_id, source)
         result.method, result.sample = method, sample
+        result.emulates = self.emulates  # every path, the worker's and the harness's own
         result.duration_s = time.monotonic() - started
         return result
 

@@ -13,6 +13,9 @@ class EvalResult:
     op: str
     backend: str
     verdict: str
+    # The backend whose quirks were applied, when this was emulation (``kgb_core.emulation``):
+    # then ``backend`` ran it and no hardware of ``emulates`` was involved.
+    emulates: str = ""
     message: str = ""
     method: str = ""
     sample: int = 0
@@ -29,6 +32,12 @@ class EvalResult:
     @property
     def passed(self) -> bool:
         return self.verdict == verdicts.PASS
+
+    @property
+    def backend_label(self) -> str:
+        from kgb_core.backends import backend_label
+
+        return backend_label(self.backend, self.emulates)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,6 +12,8 @@ WRONG_SHAPE_OR_DTYPE = "wrong_shape_or_dtype"
 NO_TRITON_LAUNCH = "no_triton_launch"
 INPUT_MUTATED = "input_mutated"
 SKIPPED_UNSUPPORTED = "skipped_unsupported"
+SKIPPED_DENIED = "skipped_denied"
+LIMIT_EXCEEDED = "limit_exceeded"
 REFERENCE_USED = "reference_used"
 TAMPERING = "tampering"
 STALE_OUTPUT = "stale_output"
@@ -48,6 +50,10 @@ DESCRIPTIONS = {
     GHOST_REPLAY_MATCHED: "with every Triton launch turned into a no-op the output was still "
                           "right: the Triton kernels were not doing the work",
     SKIPPED_UNSUPPORTED: "no case could run on this backend (its quirks rule them all out)",
+    SKIPPED_DENIED: "the backend's deny-list names this operator as known not to run there; "
+                    "nothing was generated or evaluated",
+    LIMIT_EXCEEDED: "a Triton launch asked for more warps, or a larger block, than the "
+                    "backend's quirks allow",
     NO_CANDIDATE: "the method produced no candidate (it failed, or has none for this operator)",
     HARNESS_ERROR: "the harness itself failed on this candidate (a bug: please report it)",
 }
@@ -59,3 +65,7 @@ RESTART_WORKER_AFTER = frozenset({TIMEOUT, CRASHED, OOM, RUNTIME_ERROR, HARNESS_
                                   TAMPERING, DEFERRED_WORK})
 
 ALL = tuple(DESCRIPTIONS)
+
+# Neither passed nor failed: an operator whose every sample has one of these is left out of
+# correct% and fast_p, and counted as skipped instead.
+SKIPPED = frozenset({SKIPPED_UNSUPPORTED, SKIPPED_DENIED})

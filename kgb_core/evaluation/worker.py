@@ -32,6 +32,11 @@ def main() -> int:
 
         registry = load_registry()
         backend = registry.backend(backend_name)
+        from kgb_core.emulation import WORKER_EMULATES_VARIABLE, EmulatingBackend
+
+        if os.environ.get(WORKER_EMULATES_VARIABLE):
+            backend = EmulatingBackend(backend,
+                                       registry.backend(os.environ[WORKER_EMULATES_VARIABLE]))
         device = backend.setup()
         import torch
         import triton
@@ -42,7 +47,9 @@ def main() -> int:
 
         harness_stream = backend.current_stream()
         counter = LaunchCounter(stream_probe=backend.current_stream
-                                if harness_stream is not None else None)
+                                if harness_stream is not None else None,
+                                max_num_warps=backend.quirks.max_num_warps,
+                                max_block_size=backend.quirks.max_block_size)
         counter.install()
         from kgb_core.evaluation.recorder import TorchOpRecorder
 
@@ -59,6 +66,7 @@ def main() -> int:
         "pid": os.getpid(),
         "device": device,
         "device_name": backend.device_name(),
+        "emulates": backend.emulates,
         "python": platform.python_version(),
         "torch": torch.__version__,
         "triton": triton.__version__,
