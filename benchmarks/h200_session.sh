@@ -2,7 +2,10 @@
 # One device call on the H200: install kgb (no registry there), then run what is asked, each
 # step's output into $OUT. Steps: probes (adversarial corpus + worker overhead), sweep (the
 # reference method over the given sources, resumable across calls through .device/h200.db),
-# report. Usage: bash benchmarks/h200_session.sh "probes sweep report" "--source aten ..."
+# report, doctor (kgb doctor and the backends table). Usage: bash benchmarks/h200_session.sh "probes sweep report" "--source aten ..."
+# Several sweeps run one after the other when their argument sets are separated by ";"
+# ("--source cublas; --source vllm"); they share the time limit KGB_SWEEP_LIMIT_S, each resuming
+# its own run in the same store, so a later call picks up where this one stopped.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 steps=${1:-"probes sweep report"}
@@ -25,10 +28,20 @@ for step in $steps; do
       python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
           > "$OUT/overhead.txt" 2>&1 ;;
     sweep)
-      # shellcheck disable=SC2086
-      timeout "$sweep_limit" python3 -m kgb_core run $sweep_args --method reference \
-          --backend nvidia --seed 0 --db .device/h200.db --resume > "$OUT/sweep.txt" 2>&1
-      echo "sweep exit $?" >> "$OUT/sweep.txt" ;;
+      deadline=$(( $(date +%s) + sweep_limit ))
+      IFS=';' read -ra sweeps <<< "$sweep_args"
+      for args in "${sweeps[@]}"; do
+        left=$(( deadline - $(date +%s) ))
+        if [ "$left" -le 10 ]; then echo "no time left for: $args" >> "$OUT/sweep.txt"; continue; fi
+        echo "== sweep $args (${left}s left)" >> "$OUT/sweep.txt"
+        # shellcheck disable=SC2086
+        timeout "$left" python3 -m kgb_core run $args --method reference \
+            --backend nvidia --seed 0 --db .device/h200.db --resume >> "$OUT/sweep.txt" 2>&1
+        echo "sweep exit $?" >> "$OUT/sweep.txt"
+      done ;;
+    doctor)
+      { python3 -m kgb_core doctor --backend nvidia; echo "doctor exit $?"
+        python3 -m kgb_core backends; python3 -m kgb_core plugins; } > "$OUT/doctor.txt" 2>&1 ;;
     report)
       python3 -m kgb_core report --db .device/h200.db --per-op > "$OUT/report.txt" 2>&1
       python3 -m kgb_core report --db .device/h200.db --json > "$OUT/report.json" 2>&1
