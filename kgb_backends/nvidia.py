@@ -10,36 +10,19 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Callable
-
 from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
 from kgb_core.operators import LARGE, SMALL
-from kgb_core.timing import Timer, TimingSettings
+from kgb_core.timing import EventTimer, Timer, TimingSettings
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
-class CudaEventTimer(Timer):
-    label = "cuda-events+l2-flush"
-
+class CudaEventTimer(EventTimer):
     def __init__(self, settings: TimingSettings) -> None:
-        super().__init__(settings)
         import torch
 
-        self._torch = torch
-        self._flush_buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-
-    def time_once_ms(self, fn: Callable[[], Any]) -> float:
-        torch = self._torch
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        self._flush_buffer.zero_()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end)
+        super().__init__(settings, torch.cuda, "cuda", L2_FLUSH_BYTES, label="cuda-events+l2-flush")
 
 
 class NvidiaBackend(Backend):

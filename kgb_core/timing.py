@@ -84,6 +84,39 @@ class Timer(ABC):
         )
 
 
+class EventTimer(Timer):
+    """Device events around each call, with a cache flush before it: ``triton.testing.do_bench``'s
+    clock, for any torch device module that has ``Event(enable_timing=True)`` (``torch.cuda``,
+    and the vendors' ``torch.npu``, ``torch.mlu``, ``torch.musa``).
+
+    ``device_module`` is the module itself (``torch.npu``), taken after the backend's ``setup``
+    imported whatever registers it (``torch_npu``). ``flush_bytes`` is the size of the buffer
+    zeroed before every timed call so inputs never come from a warm cache (Triton's drivers
+    use 256 MB on CUDA and ROCm, 192 MB on Ascend); 0 means no flush, and the label says so.
+    """
+
+    def __init__(self, settings: TimingSettings, device_module: Any, device: str,
+                 flush_bytes: int, label: str) -> None:
+        super().__init__(settings)
+        import torch
+
+        self._device_module = device_module
+        self.label = label
+        self._flush_buffer = (torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
+                              if flush_bytes > 0 else None)
+
+    def time_once_ms(self, fn: Callable[[], Any]) -> float:
+        start = self._device_module.Event(enable_timing=True)
+        end = self._device_module.Event(enable_timing=True)
+        if self._flush_buffer is not None:
+            self._flush_buffer.zero_()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+
 class WallClockTimer(Timer):
     """perf_counter around each call, with the backend's synchronize after it.
 

@@ -1,0 +1,150 @@
+"""What every backend for a chip that torch exposes as a device module shares.
+
+NVIDIA, AMD (ROCm), Hygon (DCU), Iluvatar (CoreX), MetaX (MACA) and Kunlunxin builds of torch
+all answer to ``torch.cuda``; Ascend adds ``torch.npu`` (torch_npu), Cambricon ``torch.mlu``
+(torch_mlu), Moore Threads ``torch.musa`` (torch_musa). Past the probe, such a backend differs
+only in data: the device module's name, the modules that register it, the cache-flush size
+and its timer's label. ``TorchDeviceBackend`` holds the rest once, so a vendor's plugin is its
+probe and its facts.
+
+The probe helpers here find things without importing them (``find_spec`` of a top-level
+module, a command on PATH, a Triton backend folder or entry point), so a probe can say what is
+missing before it pays for importing a vendor runtime.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import shutil
+from typing import Any
+
+from kgb_core.backends import Backend
+from kgb_core.timing import EventTimer, Timer, TimingSettings
+
+
+def module_installed(name: str) -> bool:
+    """Is the top-level module ``name`` importable? Looks, does not import."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def command_on_path(name: str) -> bool:
+    return shutil.which(name) is not None
+
+
+def triton_backends_installed() -> list[str]:
+    """Names of the Triton backends installed, without importing triton.
+
+    Triton finds its backends as folders of ``triton/backends/`` and, since 3.2, through the
+    ``triton.backends`` entry-point group (python/triton/backends/__init__.py); vendors' forks
+    (Triton-Ascend, FlagTree) install theirs either way.
+    """
+    names: set[str] = set()
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        root = os.path.join(location, "backends")
+        if os.path.isdir(root):
+            names.update(entry for entry in os.listdir(root)
+                         if not entry.startswith("_") and os.path.isdir(os.path.join(root, entry)))
+    try:
+        from importlib.metadata import entry_points
+
+        names.update(ep.name for ep in entry_points(group="triton.backends"))
+    except Exception:  # noqa: BLE001 - a broken metadata entry must not break a probe
+        pass
+    return sorted(names)
+
+
+class TorchDeviceBackend(Backend):
+    """A backend whose device is a torch device module. Subclasses set the class attributes
+    below and write ``probe``; ``quirks.device_type`` is the torch device string's type."""
+
+    # Attribute of torch that is the device module: "cuda", "npu", "mlu", "musa".
+    device_module_name: str = "cuda"
+    # Modules setup() imports first, because importing them is what creates the device module
+    # (``import torch_npu`` adds ``torch.npu``).
+    runtime_modules: tuple[str, ...] = ()
+    # Bytes zeroed before every timed call; 0 where no flush size is known for the chip.
+    flush_bytes: int = 256 * 1024 * 1024
+    # The vendor's variable that chooses visible devices; named in probe messages.
+    visible_devices_variable: str | None = None
+    # No address-space limit: GPU drivers reserve far more virtual memory than they use, and
+    # RLIMIT_AS breaks their initialisation (measured for CUDA; assumed for the rest).
+    watch_os_threads = False
+
+    @property
+    def timer_label(self) -> str:
+        flush = "+cache-flush" if self.flush_bytes else "+no-flush"
+        return f"{self.name}:{self.device_module_name}-events{flush}"
+
+    def device_module(self) -> Any:
+        import torch
+
+        for name in self.runtime_modules:
+            importlib.import_module(name)
+        return getattr(torch, self.device_module_name)
+
+    def setup(self) -> str:
+        module = self.device_module()
+        module.set_device(0)
+        if self.device_module_name == "cuda":
+            # The reference must be at least as accurate as an fp32-accumulating kernel, as on
+            # NVIDIA (kgb_backends/nvidia.py says why): ROCm and the CUDA-compatible stacks
+            # honour the same torch switches.
+            import torch
+
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+        return f"{self.quirks.device_type}:0"
+
+    def synchronize(self) -> None:
+        self.device_module().synchronize()
+
+    def make_timer(self, settings: TimingSettings) -> Timer:
+        return EventTimer(settings, self.device_module(), f"{self.quirks.device_type}:0",
+                          self.flush_bytes, label=self.timer_label)
+
+    def current_stream(self) -> object | None:
+        """A comparable handle of the current stream: the raw pointer where torch offers one
+        (``cuda_stream``, and by the same pattern ``npu_stream``...), else torch's stream id."""
+        stream = self.device_module().current_stream()
+        for attribute in (f"{self.device_module_name}_stream", "stream_id"):
+            handle = getattr(stream, attribute, None)
+            if handle is not None:
+                return handle
+        return stream
+
+    def device_name(self) -> str:
+        module = self.device_module()
+        getter = getattr(module, "get_device_name", None)
+        return f"{self.name}: {getter(0)}" if getter else self.name
+
+    def worker_host_memory_limit(self) -> int | None:
+        return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))
+
+    def poison_free_memory(self, nbytes: int) -> None:
+        """NaN-fill a block the device's caching allocator will reuse, so an unwritten output
+        shows (every vendor's torch build keeps torch's caching allocator design)."""
+        import torch
+
+        if nbytes <= 0:
+            return
+        block = torch.empty(nbytes // 4 + 1, dtype=torch.float32,
+                            device=f"{self.quirks.device_type}:0")
+        block.fill_(float("nan"))
+        del block
+
+    # Probe building blocks, shared so every vendor's message reads the same way.
+    def _no_device(self, what: str) -> str:
+        hint = (f" (or {self.visible_devices_variable} hides them)"
+                if self.visible_devices_variable else "")
+        return f"{what} sees no device{hint}"

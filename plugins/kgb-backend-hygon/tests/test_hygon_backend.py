@@ -1,0 +1,106 @@
+"""kgb-backend-hygon where no Hygon DCU is: the probe's logic, the quirks' shape, a cheap registration.
+
+Nothing here claims a Hygon DCU ran anything. The "available" cases monkeypatch torch (and the
+vendor module) to look like the vendor's stack and check only what the probe concludes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import types
+
+import pytest
+import torch
+
+import kgb_backend_hygon
+from kgb_backend_hygon import HygonBackend
+from kgb_core.backends import Backend
+from kgb_core.operators import KNOWN_DTYPES
+from kgb_core.plugins import load_registry
+
+OPERATOR_ID = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*$")
+VENDOR_RUNTIMES = ()
+
+
+def test_registers_one_backend_named_hygon():
+    registry = load_registry(entry_points=False, extra=[("kgb-backend-hygon", kgb_backend_hygon)])
+    backend = registry.backend("hygon")
+    assert isinstance(backend, HygonBackend) and isinstance(backend, Backend)
+    assert backend.quirks.device_type == "cuda"
+    assert backend.timer_label == "hygon:cuda-events+cache-flush"
+
+
+@pytest.mark.skipif(bool(kgb_backend_hygon.hygon_signs()), reason="this machine has the vendor's stack")
+def test_probe_here_says_unavailable_and_why():
+    availability = HygonBackend().probe()
+    assert not availability.available
+    assert 'no Hygon DCU stack found' in availability.reason, availability.reason
+
+
+def test_quirks_are_well_formed():
+    quirks = HygonBackend.quirks
+    assert set(quirks.skipped_dtypes) <= set(KNOWN_DTYPES)
+    assert all(reason.strip() for reason in quirks.skipped_dtypes.values())
+    assert set(quirks.skipped_dtypes) == set()
+    if quirks.max_num_warps is not None:
+        assert quirks.max_num_warps & (quirks.max_num_warps - 1) == 0
+    assert quirks.max_num_warps == 16
+    assert quirks.prompt_hints and all(hint.strip() for hint in quirks.prompt_hints)
+    assert HygonBackend.flush_bytes > 0
+
+
+def test_denied_operators_are_real_kgb_operators_with_reasons():
+    quirks = HygonBackend.quirks
+    registry = load_registry()
+    for operator_id, reason in quirks.denied_operators.items():
+        assert OPERATOR_ID.match(operator_id), operator_id
+        assert "FlagGems" in reason or "triton-ascend" in reason, reason  # every entry is cited
+        assert registry.operator(operator_id).id == operator_id
+    assert set(quirks.denied_operators) == {'aten.conv2d', 'vllm.concat_and_cache_mla', 'aten.scaled_dot_product_attention', 'aten.sort'}
+
+
+def test_registration_imports_neither_torch_nor_the_vendor_runtime(tmp_path):
+    """Fresh interpreter; the vendor runtime modules are traps that raise if imported."""
+    for name in VENDOR_RUNTIMES:
+        (tmp_path / f"{name}.py").write_text("raise RuntimeError('imported at registration')\n")
+    code = (
+        "import sys, kgb_backend_hygon\n"
+        "from kgb_core.plugins import load_registry\n"
+        "r = load_registry(entry_points=False, extra=[('kgb-backend-hygon', kgb_backend_hygon)])\n"
+        "assert r.names('backend') == ['hygon'], r.names('backend')\n"
+        "heavy = ('torch', 'triton') + tuple(%r)\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n" % (VENDOR_RUNTIMES,)
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def _fake_cuda(monkeypatch, *, devices: int, name: str):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: devices > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: devices)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: name)
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda index=0: types.SimpleNamespace(gcnArchName="gfx936"))
+
+
+def test_probe_under_a_simulated_dtk_torch_reports_available(monkeypatch):
+    _fake_cuda(monkeypatch, devices=1, name="simulated DCU")
+    monkeypatch.setattr(torch.version, "hip", "5.16.0", raising=False)
+    monkeypatch.setattr(kgb_backend_hygon, "hygon_signs", lambda: ["hy-smi on PATH"])
+    availability = HygonBackend().probe()
+    assert availability.available, availability.reason
+    assert "hip 5.16.0" in availability.reason and "gfx936" in availability.reason
+
+
+def test_probe_with_hy_smi_but_a_non_hip_torch_says_so(monkeypatch):
+    monkeypatch.setattr(torch.version, "hip", None, raising=False)
+    monkeypatch.setattr(kgb_backend_hygon, "hygon_signs", lambda: ["hy-smi on PATH"])
+    availability = HygonBackend().probe()
+    assert not availability.available and "torch.version.hip is None" in availability.reason
