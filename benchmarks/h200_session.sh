@@ -14,6 +14,10 @@ sweep_limit=${KGB_SWEEP_LIMIT_S:-480}
 mkdir -p .device "$OUT"
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 \
     || echo "pip install -e . failed; running from the tree" >&2
+for project in plugins/*/pyproject.toml; do
+    python3 -m pip install -q --no-deps --no-build-isolation --no-index -e "$(dirname "$project")" \
+        >/dev/null 2>&1 || echo "pip install of $(dirname "$project") failed" >&2
+done
 export PYTHONPATH=$PWD
 git_commit=${KGB_COMMIT:-unknown}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -41,7 +45,10 @@ for step in $steps; do
       done ;;
     doctor)
       { python3 -m kgb_core doctor --backend nvidia; echo "doctor exit $?"
-        python3 -m kgb_core backends; python3 -m kgb_core plugins; } > "$OUT/doctor.txt" 2>&1 ;;
+        python3 -m kgb_core backends; python3 -m kgb_core plugins
+        # The vendor plugins' own tests, on a machine that has none of their chips.
+        python3 -m pytest -q -p no:cacheprovider plugins/ 2>&1 | tail -n 15
+      } > "$OUT/doctor.txt" 2>&1 ;;
     report)
       python3 -m kgb_core report --db .device/h200.db --per-op > "$OUT/report.txt" 2>&1
       python3 -m kgb_core report --db .device/h200.db --json > "$OUT/report.json" 2>&1

@@ -81,7 +81,7 @@ def test_install_discover_uninstall_and_a_broken_plugin(fresh_venv):
     assert no_core.returncode != 0, "the fresh venv must start without kgb"
     _pip(fresh_venv, "install", "--no-deps", "--no-build-isolation", "-e", str(REPO))
     before = _plugins(fresh_venv)
-    assert "cpu" in before and "example" not in before
+    assert "cpu" in before and "kgb-backend-example" not in before
     assert all(p["distribution"] == "kernelgenbench" for p in before.values()), before
 
     copy = root / "kgb-backend-example"
@@ -89,8 +89,9 @@ def test_install_discover_uninstall_and_a_broken_plugin(fresh_venv):
         "*.egg-info", "build", "__pycache__", ".pytest_cache"))
     _pip(fresh_venv, "install", "--no-build-isolation", str(copy))  # resolves kernelgenbench
     after = _plugins(fresh_venv)
-    assert after["example"]["distribution"] == "kgb-backend-example"
-    assert after["example"]["version"] == "0.1.0" and after["example"]["error"] is None
+    plugin = after["kgb-backend-example"]
+    assert plugin["distribution"] == "kgb-backend-example"
+    assert plugin["version"] == "0.1.0" and plugin["error"] is None
     backends = {b["name"]: b for b in json.loads(_kgb(fresh_venv, "backends", "--json").stdout)}
     assert backends["example"]["distribution"] == "kgb-backend-example 0.1.0"
     assert backends["example"]["available"], backends["example"]
@@ -98,7 +99,7 @@ def test_install_discover_uninstall_and_a_broken_plugin(fresh_venv):
     assert "kgb-backend-example 0.1.0" in table
 
     _pip(fresh_venv, "uninstall", "-y", "kgb-backend-example")
-    assert "example" not in _plugins(fresh_venv)
+    assert "kgb-backend-example" not in _plugins(fresh_venv)
 
     broken = root / "kgb-broken"
     (broken / "kgb_broken").mkdir(parents=True)

@@ -22,8 +22,8 @@ def registry():
 
 def test_it_is_discovered_with_its_distribution_and_version(registry):
     info = registry.provider("backend", "example")
-    assert (info.name, info.distribution, info.version) == ("example", "kgb-backend-example",
-                                                            "0.1.0")
+    assert (info.name, info.distribution, info.version) == ("kgb-backend-example",
+                                                            "kgb-backend-example", "0.1.0")
     assert info.error is None
 
 
