@@ -63,7 +63,7 @@ def _trsv_kernel(a_ptr, x_ptr, n, lda, incx,
                 later = offs > tt
             else:
                 later = offs < tt
-            ok = row_ok & later & (col < n)
+            ok = row_ok & later & ((offs * 0 + col) < n)
             if TRANS:
                 idx = col + rows64 * lda
             else:
