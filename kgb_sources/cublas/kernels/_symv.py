@@ -1,4 +1,4 @@
-# cublas__NAME__: y = alpha * A * x + beta * y for a symmetric n x n A (complex symmetric, not
+# __NAME__: y = alpha * A * x + beta * y for a symmetric n x n A (complex symmetric, not
 # Hermitian, in the C variant) of which only the uplo triangle is read. A is column-major,
 # A(i, j) = A[i + j * lda]; x and y are strided by incx and incy; complex buffers interleave
 # real and imaginary parts. One program computes BLOCK rows of y: it walks the column blocks
@@ -71,6 +71,7 @@ def _symv_kernel(a_ptr, x_ptr, y_ptr, n, lda, incx, incy, alpha_re, alpha_im, be
         idx = cols.to(tl.int64)[:, None] + rows64[None, :] * lda
         if COMPLEX:
             ar = tl.load(a_ptr + 2 * idx, mask=mask, other=0.0)
+            # The mirrored element, not conjugated: A is symmetric, not Hermitian.
             ai = tl.load(a_ptr + 2 * idx + 1, mask=mask, other=0.0)
             xr = tl.load(x_ptr + 2 * cols * incx, mask=col_ok, other=0.0)
             xi = tl.load(x_ptr + 2 * cols * incx + 1, mask=col_ok, other=0.0)
