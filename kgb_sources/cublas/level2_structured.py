@@ -460,7 +460,9 @@ def _specs() -> list[OperatorSpec]:
                    "conjugated) " if is_complex else "")
                 + "given by its uplo triangle, written into y in place; returns None."
                 + _UPLO_NOTE + _BETA_NOTE + _VECTOR_NOTE + COLUMN_MAJOR_NOTE
-                + " Reference composed in PyTorch (triu/tril + mv): PyTorch has no symv call."),
+                + " Reference composed in PyTorch (triu/tril + mv): PyTorch has no symv call."
+                + (" A case's alpha and beta are listed as [real, imag]; the kernel gets them "
+                   "as Python complex values." if is_complex else "")),
             reference=_symv_reference(name),
             make_inputs=_symv_inputs(name),
             cases=SYMV_CASES if is_complex else _real_params(SYMV_CASES),
