@@ -214,6 +214,16 @@ def _accumulate(c: Any, a: Any, b: Any, alpha: Any, beta: Any, fp32_once: bool) 
         c.baddbmm_(a, b, beta=beta, alpha=alpha)
 
 
+def _accumulate_fp32(c: Any, a: Any, b: Any, alpha: float, beta: float) -> None:
+    """gemmEx's fp32 compute: the fp32 product of the upcast inputs, then alpha and beta in
+    fp32 (composed, not addmm_: cuBLASLt rejected addmm_ on these upcast views on an H200)."""
+    product = a.float().contiguous() @ b.float().contiguous()
+    if beta == 0:
+        c.copy_(product.mul_(alpha))
+    else:
+        c.mul_(beta).add_(product, alpha=alpha)
+
+
 def _gemm_reference(kind: str, is_complex: bool, fp32_once: bool = False) -> Callable[..., None]:
     def reference(*args: Any) -> None:
         transa, transb, m, n, k, alpha = args[:6]
@@ -239,8 +249,9 @@ def _gemm_reference(kind: str, is_complex: bool, fp32_once: bool = False) -> Cal
             vb = op(matrix(one_b, br, bc, ldb, is_complex=is_complex), transb)
             vc = matrix(one_c, m, n, ldc, is_complex=is_complex)
             if kind == "ex":
-                va, vb = va.float(), vb.float()  # fp32 compute (CUBLAS_COMPUTE_32F)
-            _accumulate(vc, va, vb, alpha, beta, fp32_once)
+                _accumulate_fp32(vc, va, vb, alpha, beta)
+            else:
+                _accumulate(vc, va, vb, alpha, beta, fp32_once)
 
     return reference
 

@@ -14,6 +14,16 @@ IS_COMPLEX = __COMPLEX__
 
 
 @triton.jit
+def _mac(acc, a, b, FP64: tl.constexpr):
+    """acc + a @ b. fp64 as a broadcast multiply and sum over k (FMAs): Triton 3.6 does not
+    compile tl.dot on fp64 operands for this kernel on an H200."""
+    if FP64:
+        return acc + tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+    # "ieee": cuBLAS's Sgemm is exact fp32 (no TF32); fp16 dots use tensor cores anyway.
+    return tl.dot(a, b, acc, input_precision="ieee")
+
+
+@triton.jit
 def _gemm_kernel(a_ptr, b_ptr, c_ptr, a_array, b_array, c_array, M, N, K,
                  stride_am, stride_ak, stride_bk, stride_bn, stride_cn,
                  batch_stride_a, batch_stride_b, batch_stride_c,
@@ -62,8 +72,7 @@ def _gemm_kernel(a_ptr, b_ptr, c_ptr, a_array, b_array, c_array, M, N, K,
         b_mask = (offs_k[:, None] < k_left) & (offs_n[None, :] < N)
         ar = tl.load(a_ptrs, mask=a_mask, other=0.0)
         br = tl.load(b_ptrs, mask=b_mask, other=0.0)
-        # "ieee": cuBLAS's Sgemm is exact fp32 (no TF32); fp16 dots use tensor cores anyway.
-        acc_r = tl.dot(ar, br, acc_r, input_precision="ieee")
+        acc_r = _mac(acc_r, ar, br, FP64)
         if COMPLEX:
             ai = tl.load(a_ptrs + 1, mask=a_mask, other=0.0)
             bi = tl.load(b_ptrs + 1, mask=b_mask, other=0.0)
@@ -72,9 +81,9 @@ def _gemm_kernel(a_ptr, b_ptr, c_ptr, a_array, b_array, c_array, M, N, K,
             if CONJ_B:
                 bi = -bi
             # (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)
-            acc_r = tl.dot(-ai, bi, acc_r, input_precision="ieee")
-            acc_i = tl.dot(ar, bi, acc_i, input_precision="ieee")
-            acc_i = tl.dot(ai, br, acc_i, input_precision="ieee")
+            acc_r = _mac(acc_r, -ai, bi, FP64)
+            acc_i = _mac(acc_i, ar, bi, FP64)
+            acc_i = _mac(acc_i, ai, br, FP64)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
@@ -101,14 +110,16 @@ def _gemm_kernel(a_ptr, b_ptr, c_ptr, a_array, b_array, c_array, M, N, K,
 def _tiles(m: int, dtype: torch.dtype, device_type: str) -> tuple[int, int, int, int]:
     """(BLOCK_M, BLOCK_N, BLOCK_K, num_warps). tl.dot needs every dim >= 16; decode-like
     m <= 16 wastes less with BLOCK_M=16 and narrow column tiles (more programs)."""
+    if dtype == torch.float64:  # FMA path (see _mac): a BLOCK_M x BLOCK_K x BLOCK_N product
+        return (32, 32, 8, 4) if device_type == "cuda" else (16 if m <= 16 else 32, 32, 16, 4)
     if device_type != "cuda":
         return (16 if m <= 16 else 32), 32, 32, 4
     if m <= 16:
         return 16, 32, 128 if dtype in (torch.float16, torch.bfloat16) else 64, 4
     if dtype in (torch.float16, torch.bfloat16):
         return 128, 128, 64, 8
-    if dtype == torch.float64 or IS_COMPLEX:
-        return 64, 64, 32, 4
+    if IS_COMPLEX:
+        return 64, 64, 32, 8
     return 128, 128, 32, 8
 
 
