@@ -332,12 +332,12 @@ _PRECISION = {
 
 def _precision_note(name: str) -> str:
     dtype, is_complex = precision_of(name)
-    note = _PRECISION[dtype]
-    if is_complex:
-        note = note.replace("fp32", "complex64 (fp32 parts)" if dtype == "float32" else "fp32")
-        if dtype == "float64":
-            note = "complex128 buffers (fp64 parts), fp64 arithmetic"
-    return f" Precision: {note}."
+    if not is_complex:
+        return f" Precision: {_PRECISION[dtype]}."
+    parts = "complex64 buffers (fp32 parts), exact fp32 arithmetic (no TF32)" \
+        if dtype == "float32" else "complex128 buffers (fp64 parts), fp64 arithmetic"
+    return (f" Precision: {parts}. alpha and beta arrive as Python complex values (a case's "
+            f"parameters list them as [re, im]).")
 
 
 _SIXTY_FOUR = (" This is the _64 API: sizes, leading dimensions, strides and batchCount are "
