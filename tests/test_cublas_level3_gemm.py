@@ -99,8 +99,11 @@ WRONG_KERNELS = [
      "out += beta_r * tl.load(c_ptrs", "out += tl.load(c_ptrs"),
     ("cublasSgemm_v2", "transb_ignored",
      "_strides(transb, ldb, scale)", "_strides('N', ldb, scale)"),
-    ("cublasSgemm_v2", "padding_rows_overwritten",
-     "c_mask = (offs_m[:, None] < M)", "c_mask = (offs_m[:, None] < stride_cn)"),
+    # C written tightly packed (ldc taken as m): rows land in other columns' padding. (A
+    # kernel that stores rows m..ldc-1 would also write past the buffer's end, which crashes
+    # the interpreter instead of failing the comparison.)
+    ("cublasSgemm_v2", "ldc_ignored_padding_overwritten",
+     "stride_bn, ldc * scale", "stride_bn, m * scale"),
     ("cublasSgemm_v2", "c_read_when_beta_is_zero",
      "BETA_ZERO=beta == 0", "BETA_ZERO=False"),
     ("cublasCgemm_v2", "conjugate_missing_for_C",
