@@ -6,9 +6,6 @@ like a ROCm build with one device and checks only what the probe concludes from 
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
 import types
 
 import pytest
@@ -16,23 +13,24 @@ import torch
 
 import kgb_backend_amd
 from kgb_backend_amd import AmdBackend
-from kgb_core.backends import Backend
-from kgb_core.operators import KNOWN_DTYPES
-from kgb_core.plugins import load_registry
+from kgb_core.plugin_conformance import BackendPluginConformance
 
-OPERATOR_ID = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*$")
 ON_ROCM = getattr(torch.version, "hip", None) is not None
 
 
-def _registered():
-    registry = load_registry(entry_points=False, extra=[("kgb-backend-amd", kgb_backend_amd)])
-    return registry.backend("amd")
+class TestAmdBackendConformance(BackendPluginConformance):
+    module = kgb_backend_amd
+    entry_name = "kgb-backend-amd"
+    backend_name = "amd"
+    backend_class = AmdBackend
+    device_type = "cuda"
+    expected_skipped_dtypes = set()
+    expected_max_num_warps = 16
+    expected_denied = set()
 
 
-def test_registers_one_backend_named_amd():
-    backend = _registered()
-    assert isinstance(backend, AmdBackend) and isinstance(backend, Backend)
-    assert backend.quirks.device_type == "cuda"
+def test_the_flush_is_the_size_rocm_triton_uses():
+    assert AmdBackend.flush_bytes == 256 * 1024 * 1024
 
 
 @pytest.mark.skipif(ON_ROCM, reason="this torch is a ROCm build: the not-ROCm message can't show")
@@ -71,27 +69,3 @@ def test_probe_defers_to_the_hygon_backend_on_a_dcu(monkeypatch):
     monkeypatch.setattr(kgb_backend_amd, "looks_like_hygon", lambda: True)
     availability = AmdBackend().probe()
     assert not availability.available and "'hygon' backend" in availability.reason
-
-
-def test_quirks_are_well_formed():
-    quirks = AmdBackend.quirks
-    assert set(quirks.skipped_dtypes) <= set(KNOWN_DTYPES)
-    assert all(reason for reason in quirks.skipped_dtypes.values())
-    assert quirks.max_num_warps == 16
-    assert all(OPERATOR_ID.match(op) and reason for op, reason in quirks.denied_operators.items())
-    assert quirks.prompt_hints and AmdBackend.flush_bytes == 256 * 1024 * 1024
-
-
-def test_registration_imports_neither_torch_nor_triton():
-    """In a fresh interpreter: import the plugin and register it; nothing heavy is loaded."""
-    code = (
-        "import sys, kgb_backend_amd\n"
-        "from kgb_core.plugins import load_registry\n"
-        "r = load_registry(entry_points=False, extra=[('kgb-backend-amd', kgb_backend_amd)])\n"
-        "assert r.names('backend') == ['amd'], r.names('backend')\n"
-        "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"

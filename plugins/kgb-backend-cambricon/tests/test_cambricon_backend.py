@@ -6,9 +6,6 @@ vendor module) to look like the vendor's stack and check only what the probe con
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
 import types
 
@@ -17,20 +14,25 @@ import torch
 
 import kgb_backend_cambricon
 from kgb_backend_cambricon import CambriconBackend
-from kgb_core.backends import Backend
-from kgb_core.operators import KNOWN_DTYPES
-from kgb_core.plugins import load_registry
+from kgb_core.plugin_conformance import BackendPluginConformance
 
-OPERATOR_ID = re.compile(r"^[a-z][a-z0-9_]*\.[A-Za-z_][A-Za-z0-9_.]*$")
 VENDOR_RUNTIMES = ('torch_mlu',)
 
 
-def test_registers_one_backend_named_cambricon():
-    registry = load_registry(entry_points=False, extra=[("kgb-backend-cambricon", kgb_backend_cambricon)])
-    backend = registry.backend("cambricon")
-    assert isinstance(backend, CambriconBackend) and isinstance(backend, Backend)
-    assert backend.quirks.device_type == "mlu"
-    assert backend.timer_label == "cambricon:mlu-events+cache-flush"
+class TestCambriconBackendConformance(BackendPluginConformance):
+    module = kgb_backend_cambricon
+    entry_name = "kgb-backend-cambricon"
+    backend_name = "cambricon"
+    backend_class = CambriconBackend
+    device_type = "mlu"
+    vendor_runtimes = VENDOR_RUNTIMES
+    expected_skipped_dtypes = {'float64'}
+    expected_max_num_warps = 4
+    expected_denied = {'aten.sort'}
+
+
+def test_the_timer_names_the_vendor_events():
+    assert CambriconBackend().timer_label == "cambricon:mlu-events+cache-flush"
 
 
 @pytest.mark.skipif(kgb_backend_cambricon.module_installed("torch_mlu"), reason="this machine has the vendor's stack")
@@ -38,48 +40,6 @@ def test_probe_here_says_unavailable_and_why():
     availability = CambriconBackend().probe()
     assert not availability.available
     assert 'not available: needs torch_mlu and a Cambricon MLU' in availability.reason, availability.reason
-
-
-def test_quirks_are_well_formed():
-    quirks = CambriconBackend.quirks
-    assert set(quirks.skipped_dtypes) <= set(KNOWN_DTYPES)
-    assert all(reason.strip() for reason in quirks.skipped_dtypes.values())
-    assert set(quirks.skipped_dtypes) == {'float64'}
-    if quirks.max_num_warps is not None:
-        assert quirks.max_num_warps & (quirks.max_num_warps - 1) == 0
-    assert quirks.max_num_warps == 4
-    assert quirks.prompt_hints and all(hint.strip() for hint in quirks.prompt_hints)
-    assert CambriconBackend.flush_bytes > 0
-
-
-def test_denied_operators_are_real_kgb_operators_with_reasons():
-    quirks = CambriconBackend.quirks
-    registry = load_registry()
-    for operator_id, reason in quirks.denied_operators.items():
-        assert OPERATOR_ID.match(operator_id), operator_id
-        assert "FlagGems" in reason or "triton-ascend" in reason, reason  # every entry is cited
-        assert registry.operator(operator_id).id == operator_id
-    assert set(quirks.denied_operators) == {'aten.sort'}
-
-
-def test_registration_imports_neither_torch_nor_the_vendor_runtime(tmp_path):
-    """Fresh interpreter; the vendor runtime modules are traps that raise if imported."""
-    for name in VENDOR_RUNTIMES:
-        (tmp_path / f"{name}.py").write_text("raise RuntimeError('imported at registration')\n")
-    code = (
-        "import sys, kgb_backend_cambricon\n"
-        "from kgb_core.plugins import load_registry\n"
-        "r = load_registry(entry_points=False, extra=[('kgb-backend-cambricon', kgb_backend_cambricon)])\n"
-        "assert r.names('backend') == ['cambricon'], r.names('backend')\n"
-        "heavy = ('torch', 'triton') + tuple(%r)\n"
-        "print(sorted(m for m in heavy if m in sys.modules))\n" % (VENDOR_RUNTIMES,)
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120, env=env)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
 
 
 def _fake_vendor_stack(monkeypatch, *, devices: int, triton_backends=('mlu',)):
