@@ -37,6 +37,10 @@ COMPLEX_NOTE = (" Complex buffers hold real and imaginary parts interleaved "
                 "(torch.view_as_real(z).flatten()); complex scalars are Python complex values.")
 COLUMN_MAJOR_NOTE = (" Matrices are column-major 1-D buffers: element (i, j) is "
                      "buf[i + j * ld]; padding rows between m and ld stay untouched.")
+VECTOR_NOTE = (" Vector element i of x is x[i * incx] (incx > 0), likewise y; the buffer "
+               "elements between them are left unchanged.")
+Y_BETA_NOTE = (" When beta == 0, y is not read on input (cuBLAS: it need not be set; it may "
+               "hold NaN), and is overwritten with alpha * (the product).")
 
 
 @lru_cache(maxsize=None)
@@ -106,6 +110,51 @@ def draw_buffer(ctx: InputContext, length: int, *, is_complex: bool = False,
 
 def column_major_length(rows: int, cols: int, ld: int) -> int:
     return ld * (cols - 1) + rows if cols else 0
+
+
+def vector_length(n: int, inc: int) -> int:
+    """Elements a vector of ``n`` elements with increment ``inc`` spans in its buffer."""
+    return 1 + (n - 1) * inc if n else 0
+
+
+def vector_buffer(ctx: InputContext, n: int, inc: int, *, is_complex: bool = False,
+                  nan: bool = False):  # noqa: ANN201
+    """A fresh strided vector's buffer; ``nan`` fills it with NaN (an output cuBLAS must not
+    read, such as y when beta == 0)."""
+    buf = draw_buffer(ctx, vector_length(n, inc), is_complex=is_complex)
+    if nan:
+        buf.fill_(float("nan"))
+    return buf
+
+
+def scalar(value: Any, is_complex: bool) -> Any:
+    """A case's alpha/beta as the routine takes it: a case lists a complex scalar as
+    ``(re, im)``, so that its parameters stay JSON."""
+    return complex(*value) if is_complex else float(value)
+
+
+def real_params(cases: Sequence[ShapeCase]) -> tuple[ShapeCase, ...]:
+    """The same cases with real alpha and beta (the real part), for the S and D variants of
+    routines whose C/Z cases list complex scalars."""
+    out = []
+    for case in cases:
+        params = dict(case.params)
+        for key in ("alpha", "beta"):
+            if isinstance(params.get(key), (tuple, list)):
+                params[key] = params[key][0]
+        out.append(ShapeCase(case.name, params, tier=case.tier, heldout=case.heldout))
+    return tuple(out)
+
+
+def batched_matrix(buf, batch: int, rows: int, cols: int, ld: int, stride: int,
+                   is_complex: bool = False):  # noqa: ANN001, ANN201
+    """The (batch, rows, cols) view of a strided batch of column-major matrices: matrix b
+    starts at element ``b * stride`` (0: one matrix shared by every batch)."""
+    import torch
+
+    if is_complex:
+        buf = torch.view_as_complex(buf.view(-1, 2))
+    return torch.as_strided(buf, (batch, rows, cols), (stride, 1, ld))
 
 
 def cublas_op(name: str, *, signature: str, description: str,

@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
-    COLUMN_MAJOR_NOTE, column_major_length, cublas_op, draw_buffer, from_template, matrix,
-    precision_of, vector,
+    COLUMN_MAJOR_NOTE, VECTOR_NOTE, Y_BETA_NOTE, column_major_length, cublas_op, draw_buffer,
+    from_template, matrix, precision_of, real_params, scalar, vector, vector_buffer,
 )
 
 FAMILY = "level2"
@@ -40,14 +40,6 @@ _TRIANGULAR_NOTE = (" uplo 'U': A is upper triangular (only i <= j is read), 'L'
                     "i >= j); trans 'N': op(A) = A, 'T' or 'C': op(A) = A^T; diag 'N': A's "
                     "diagonal is used, 'U': A is unit triangular, its diagonal is taken as ones "
                     "and never read (it may hold NaN).")
-_VECTOR_NOTE = (" Vector element i of x is x[i * incx] (incx > 0), likewise y; the buffer "
-                "elements between them are left unchanged.")
-_BETA_NOTE = (" When beta == 0, y is not read on input (cuBLAS: it need not be set; it may hold "
-              "NaN), and is overwritten with alpha * (the product).")
-
-
-def _vector_length(n: int, inc: int) -> int:
-    return 1 + (n - 1) * inc if n else 0
 
 
 def _is_complex(name: str) -> bool:
@@ -55,18 +47,6 @@ def _is_complex(name: str) -> bool:
 
 
 # -- inputs ---------------------------------------------------------------------------------
-def _vector_buffer(ctx: InputContext, n: int, inc: int, *, is_complex: bool = False,
-                   nan: bool = False):  # noqa: ANN202
-    buf = draw_buffer(ctx, _vector_length(n, inc), is_complex=is_complex)
-    if nan:
-        buf.fill_(float("nan"))
-    return buf
-
-
-def _scalar(value: Any, is_complex: bool) -> Any:
-    return complex(*value) if is_complex else float(value)
-
-
 def _symv_inputs(name: str) -> Callable[[InputContext], list[Any]]:
     is_complex = _is_complex(name)
 
@@ -74,10 +54,10 @@ def _symv_inputs(name: str) -> Callable[[InputContext], list[Any]]:
         p = ctx.params
         n, lda = p["n"], p["lda"]
         a = draw_buffer(ctx, column_major_length(n, n, lda), is_complex=is_complex)
-        x = _vector_buffer(ctx, n, p["incx"], is_complex=is_complex)
-        beta = _scalar(p["beta"], is_complex)
-        y = _vector_buffer(ctx, n, p["incy"], is_complex=is_complex, nan=beta == 0)
-        return [p["uplo"], n, _scalar(p["alpha"], is_complex), a, lda, x, p["incx"], beta, y,
+        x = vector_buffer(ctx, n, p["incx"], is_complex=is_complex)
+        beta = scalar(p["beta"], is_complex)
+        y = vector_buffer(ctx, n, p["incy"], is_complex=is_complex, nan=beta == 0)
+        return [p["uplo"], n, scalar(p["alpha"], is_complex), a, lda, x, p["incx"], beta, y,
                 p["incy"]]
 
     return make
@@ -87,10 +67,10 @@ def _syr_inputs(two_vectors: bool) -> Callable[[InputContext], list[Any]]:
     def make(ctx: InputContext) -> list[Any]:
         p = ctx.params
         n, lda = p["n"], p["lda"]
-        x = _vector_buffer(ctx, n, p["incx"])
+        x = vector_buffer(ctx, n, p["incx"])
         vectors = [x, p["incx"]]
         if two_vectors:
-            vectors += [_vector_buffer(ctx, n, p["incy"]), p["incy"]]
+            vectors += [vector_buffer(ctx, n, p["incy"]), p["incy"]]
         a = draw_buffer(ctx, column_major_length(n, n, lda))
         return [p["uplo"], n, float(p["alpha"]), *vectors, a, lda]
 
@@ -101,9 +81,9 @@ def _sbmv_inputs(ctx: InputContext) -> list[Any]:
     p = ctx.params
     n, k, lda = p["n"], p["k"], p["lda"]
     a = draw_buffer(ctx, column_major_length(k + 1, n, lda))
-    x = _vector_buffer(ctx, n, p["incx"])
+    x = vector_buffer(ctx, n, p["incx"])
     beta = float(p["beta"])
-    y = _vector_buffer(ctx, n, p["incy"], nan=beta == 0)
+    y = vector_buffer(ctx, n, p["incy"], nan=beta == 0)
     return [p["uplo"], n, k, float(p["alpha"]), a, lda, x, p["incx"], beta, y, p["incy"]]
 
 
@@ -117,9 +97,9 @@ def _gbmv_inputs(ctx: InputContext) -> list[Any]:
     m, n, kl, ku, lda = p["m"], p["n"], p["kl"], p["ku"], p["lda"]
     x_len, y_len = _gbmv_lengths(p)
     a = draw_buffer(ctx, column_major_length(kl + ku + 1, n, lda))
-    x = _vector_buffer(ctx, x_len, p["incx"])
+    x = vector_buffer(ctx, x_len, p["incx"])
     beta = float(p["beta"])
-    y = _vector_buffer(ctx, y_len, p["incy"], nan=beta == 0)
+    y = vector_buffer(ctx, y_len, p["incy"], nan=beta == 0)
     return [p["trans"], m, n, kl, ku, float(p["alpha"]), a, lda, x, p["incx"], beta, y,
             p["incy"]]
 
@@ -133,7 +113,7 @@ def _tbmv_inputs(ctx: InputContext) -> list[Any]:
         band = matrix(a, k + 1, n, lda)
         band[k if p["uplo"] == "U" else 0].fill_(float("nan"))
     return [p["uplo"], p["trans"], p["diag"], n, k, a, lda,
-            _vector_buffer(ctx, n, p["incx"]), p["incx"]]
+            vector_buffer(ctx, n, p["incx"]), p["incx"]]
 
 
 def _triangular_inputs(solve: bool) -> Callable[[InputContext], list[Any]]:
@@ -159,7 +139,7 @@ def _triangular_inputs(solve: bool) -> Callable[[InputContext], list[Any]]:
         if p["diag"] == "U":
             view.diagonal().fill_(float("nan"))
         return [p["uplo"], p["trans"], p["diag"], n, a, lda,
-                _vector_buffer(ctx, n, p["incx"]), p["incx"]]
+                vector_buffer(ctx, n, p["incx"]), p["incx"]]
 
     return make
 
@@ -313,18 +293,6 @@ SYMV_CASES = (
 )
 
 
-def _real_params(cases: tuple[ShapeCase, ...]) -> tuple[ShapeCase, ...]:
-    """The same cases with real alpha and beta (the real part), for the S and D variants."""
-    out = []
-    for case in cases:
-        params = dict(case.params)
-        for key in ("alpha", "beta"):
-            if isinstance(params.get(key), tuple):
-                params[key] = params[key][0]
-        out.append(ShapeCase(case.name, params, tier=case.tier, heldout=case.heldout))
-    return tuple(out)
-
-
 SYR_CASES = (
     ShapeCase("upper_strided", {"uplo": "U", "n": 37, "lda": 40, "incx": 2, "incy": 1,
                                 "alpha": 0.6}),
@@ -459,13 +427,13 @@ def _specs() -> list[OperatorSpec]:
                 + ("(complex symmetric, A = A^T, NOT Hermitian: the mirrored element is not "
                    "conjugated) " if is_complex else "")
                 + "given by its uplo triangle, written into y in place; returns None."
-                + _UPLO_NOTE + _BETA_NOTE + _VECTOR_NOTE + COLUMN_MAJOR_NOTE
+                + _UPLO_NOTE + Y_BETA_NOTE + VECTOR_NOTE + COLUMN_MAJOR_NOTE
                 + " Reference composed in PyTorch (triu/tril + mv): PyTorch has no symv call."
                 + (" A case's alpha and beta are listed as [real, imag]; the kernel gets them "
                    "as Python complex values." if is_complex else "")),
             reference=_symv_reference(name),
             make_inputs=_symv_inputs(name),
-            cases=SYMV_CASES if is_complex else _real_params(SYMV_CASES),
+            cases=SYMV_CASES if is_complex else real_params(SYMV_CASES),
             flops=lambda p, s=flop_scale: s * (2.0 * p["n"] * p["n"] + 3 * p["n"]),
             bytes_moved=lambda p, size, w=width: w * size * (
                 _triangle_elements(p["n"]) + p["n"] + 2 * p["n"]),
@@ -482,7 +450,7 @@ def _specs() -> list[OperatorSpec]:
         description=("cuBLAS cublasSsyr_v2: the symmetric rank-1 update A = alpha * x * x^T + A "
                      "of the uplo triangle of the n x n matrix A, in place; returns None. Only "
                      "that triangle is read and written: the other triangle and the padding "
-                     "rows keep their values." + _VECTOR_NOTE + COLUMN_MAJOR_NOTE
+                     "rows keep their values." + VECTOR_NOTE + COLUMN_MAJOR_NOTE
                      + " Reference composed in PyTorch (outer + triu/tril): PyTorch has no "
                        "syr call."),
         reference=_syr_reference, make_inputs=_syr_inputs(False),
@@ -499,7 +467,7 @@ def _specs() -> list[OperatorSpec]:
         description=("cuBLAS cublasDsyr2_v2: the symmetric rank-2 update A = alpha * (x * y^T "
                      "+ y * x^T) + A of the uplo triangle of the n x n float64 matrix A, in "
                      "place; returns None. Only that triangle is read and written: the other "
-                     "triangle and the padding rows keep their values." + _VECTOR_NOTE
+                     "triangle and the padding rows keep their values." + VECTOR_NOTE
                      + COLUMN_MAJOR_NOTE + " Reference composed in PyTorch (outer + "
                        "triu/tril): PyTorch has no syr2 call."),
         reference=_syr2_reference, make_inputs=_syr_inputs(True),
@@ -519,7 +487,7 @@ def _specs() -> list[OperatorSpec]:
                      "column j (the diagonal in band row k); uplo 'L': A(i, j) for "
                      "j <= i <= j + k sits at band row i - j of column j (the diagonal in row "
                      "0). The band element (r, j) is A[r + j * lda]; its unused corners are "
-                     "never read." + _BETA_NOTE + _VECTOR_NOTE
+                     "never read." + Y_BETA_NOTE + VECTOR_NOTE
                      + " Reference composed in PyTorch (gathers of the band, summed): PyTorch "
                        "has no sbmv call."),
         reference=_sbmv_reference, make_inputs=_sbmv_inputs, cases=SBMV_CASES,
@@ -538,7 +506,7 @@ def _specs() -> list[OperatorSpec]:
                      "matrix A with kl sub- and ku super-diagonals (lda >= kl + ku + 1), "
                      "written into y in place; returns None. trans 'N': op(A) = A, x has n "
                      "elements and y m; 'T' or 'C' (the same for real A): op(A) = A^T, x has m "
-                     "elements and y n." + _BAND_NOTE + _BETA_NOTE + _VECTOR_NOTE
+                     "elements and y n." + _BAND_NOTE + Y_BETA_NOTE + VECTOR_NOTE
                      + " Reference composed in PyTorch (gathers of the band, summed): PyTorch "
                        "has no gbmv call."),
         reference=_gbmv_reference, make_inputs=_gbmv_inputs, cases=GBMV_CASES,
@@ -558,7 +526,7 @@ def _specs() -> list[OperatorSpec]:
                      "i <= j <= i + k sits at band row k + i - j of column j (the diagonal in "
                      "band row k); 'L': A(i, j) for j <= i <= j + k at band row i - j (the "
                      "diagonal in row 0). The band element (r, j) is A[r + j * lda]; its unused "
-                     "corners are never read." + _TRIANGULAR_NOTE + _VECTOR_NOTE
+                     "corners are never read." + _TRIANGULAR_NOTE + VECTOR_NOTE
                      + " Reference composed in PyTorch (gathers of the band, summed): PyTorch "
                        "has no tbmv call."),
         reference=_tbmv_reference, make_inputs=_tbmv_inputs, cases=TBMV_CASES,
@@ -573,7 +541,7 @@ def _specs() -> list[OperatorSpec]:
         signature="kernel(uplo: str, trans: str, diag: str, n: int, A: Tensor, lda: int, "
                   "x: Tensor, incx: int) -> None",
         description=("cuBLAS cublasStrmv_v2: x = op(A) * x, in place, for a triangular n x n "
-                     "matrix A; returns None." + _TRIANGULAR_NOTE + _VECTOR_NOTE
+                     "matrix A; returns None." + _TRIANGULAR_NOTE + VECTOR_NOTE
                      + COLUMN_MAJOR_NOTE + " Reference composed in PyTorch (triu/tril + mv): "
                        "PyTorch has no trmv call."),
         reference=_trmv_reference, make_inputs=_triangular_inputs(False), cases=TRMV_CASES,
@@ -590,7 +558,7 @@ def _specs() -> list[OperatorSpec]:
                      "matrix A, where b is given in x and the solution overwrites it; returns "
                      "None. No singularity test is done (the matrices given are strictly "
                      "diagonally dominant, so well conditioned)." + _TRIANGULAR_NOTE
-                     + _VECTOR_NOTE + COLUMN_MAJOR_NOTE
+                     + VECTOR_NOTE + COLUMN_MAJOR_NOTE
                      + " Reference composed in PyTorch (triu/tril + "
                        "torch.linalg.solve_triangular): PyTorch has no trsv call."),
         reference=_trsv_reference, make_inputs=_triangular_inputs(True), cases=TRSV_CASES,

@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping
 from kgb_core.operators import LARGE, SMALL, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
-    COLUMN_MAJOR_NOTE, column_major_length, cublas_op, from_template, matrix, op,
-    precision_of,
+    COLUMN_MAJOR_NOTE, batched_matrix, column_major_length, cublas_op, from_template, matrix,
+    op, precision_of, scalar,
 )
 
 FAMILY = "level3"
@@ -130,10 +130,6 @@ def _batched_cases(complex_: bool, strided: bool, large: tuple[int, ...]) -> tup
 
 
 # -- inputs ----------------------------------------------------------------------------------
-def _scalar(value: Any, is_complex: bool) -> Any:
-    return complex(*value) if is_complex else float(value)
-
-
 def _stored(p: Mapping[str, Any]) -> tuple[tuple[int, int], tuple[int, int]]:
     """(rows, cols) of A and B as stored."""
     a = (p["m"], p["k"]) if p["transa"] == "N" else (p["k"], p["m"])
@@ -164,7 +160,7 @@ def _gemm_inputs(kind: str, is_complex: bool) -> Callable[[InputContext], list[A
 
     def make(ctx: InputContext) -> list[Any]:
         p = ctx.params
-        alpha, beta = _scalar(p["alpha"], is_complex), _scalar(p["beta"], is_complex)
+        alpha, beta = scalar(p["alpha"], is_complex), scalar(p["beta"], is_complex)
         len_a, len_b, len_c = _lengths(p)
         c_dtype = ctx.torch.float32 if kind == "ex" else None
         head = [p["transa"], p["transb"], p["m"], p["n"], p["k"], alpha]
@@ -190,16 +186,6 @@ def _gemm_inputs(kind: str, is_complex: bool) -> Callable[[InputContext], list[A
 
 
 # -- references ------------------------------------------------------------------------------
-def _batched_matrix(buf: Any, batch: int, rows: int, cols: int, ld: int, stride: int,
-                    is_complex: bool) -> Any:
-    """The (batch, rows, cols) view of a strided batch of column-major matrices."""
-    import torch
-
-    if is_complex:
-        buf = torch.view_as_complex(buf.view(-1, 2))
-    return torch.as_strided(buf, (batch, rows, cols), (stride, 1, ld))
-
-
 def _accumulate(c: Any, a: Any, b: Any, alpha: Any, beta: Any, fp32_once: bool) -> None:
     """c = alpha * a @ b + beta * c in place (c not read when beta == 0); ``fp32_once``
     computes an fp16 product in fp32 and rounds once."""
@@ -238,9 +224,9 @@ def _gemm_reference(kind: str, is_complex: bool, fp32_once: bool = False) -> Cal
         if kind == "strided":
             if batch <= 0 or m == 0 or n == 0:
                 return
-            va = op(_batched_matrix(a, batch, ar, ac, lda, stride_a, is_complex), transa)
-            vb = op(_batched_matrix(b, batch, br, bc, ldb, stride_b, is_complex), transb)
-            vc = _batched_matrix(c, batch, m, n, ldc, stride_c, is_complex)
+            va = op(batched_matrix(a, batch, ar, ac, lda, stride_a, is_complex), transa)
+            vb = op(batched_matrix(b, batch, br, bc, ldb, stride_b, is_complex), transb)
+            vc = batched_matrix(c, batch, m, n, ldc, stride_c, is_complex)
             _accumulate(vc, va, vb, alpha, beta, fp32_once)
             return
         pairs = (list(zip(a, b, c))[:args[13]] if kind == "batched" else [(a, b, c)])
