@@ -39,6 +39,9 @@ COLUMN_MAJOR_NOTE = (" Matrices are column-major 1-D buffers: element (i, j) is 
                      "buf[i + j * ld]; padding rows between m and ld stay untouched.")
 VECTOR_NOTE = (" Vector element i of x is x[i * incx] (incx > 0), likewise y; the buffer "
                "elements between them are left unchanged.")
+SIXTY_FOUR_NOTE = (" This is the _64 API: sizes, leading dimensions, strides and batchCount "
+                   "are 64-bit integers (index with 64-bit arithmetic); the cases stay below "
+                   "2^31 elements per buffer, so its results equal the 32-bit routine's.")
 Y_BETA_NOTE = (" When beta == 0, y is not read on input (cuBLAS: it need not be set; it may "
                "hold NaN), and is overwritten with alpha * (the product).")
 
@@ -131,6 +134,13 @@ def scalar(value: Any, is_complex: bool) -> Any:
     """A case's alpha/beta as the routine takes it: a case lists a complex scalar as
     ``(re, im)``, so that its parameters stay JSON."""
     return complex(*value) if is_complex else float(value)
+
+
+def beta_is_zero(params: Mapping[str, Any]) -> bool:
+    """Whether a case's beta (real, or a complex ``(re, im)`` pair) is zero: the routine then
+    does not read its output on input."""
+    beta = params["beta"]
+    return all(v == 0 for v in beta) if isinstance(beta, (list, tuple)) else beta == 0
 
 
 def real_params(cases: Sequence[ShapeCase]) -> tuple[ShapeCase, ...]:

@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping
 from kgb_core.operators import LARGE, SMALL, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
-    COLUMN_MAJOR_NOTE, batched_matrix, column_major_length, cublas_op, from_template, matrix,
-    op, precision_of, scalar,
+    COLUMN_MAJOR_NOTE, SIXTY_FOUR_NOTE, batched_matrix, beta_is_zero, column_major_length,
+    cublas_op, from_template, matrix, op, precision_of, scalar,
 )
 
 FAMILY = "level3"
@@ -273,11 +273,6 @@ def _gemm_flops(is_complex: bool) -> Callable[[Mapping[str, Any]], float]:
     return lambda p: per_term * p.get("batch", 1) * p["m"] * p["n"] * p["k"]
 
 
-def _beta_zero(p: Mapping[str, Any]) -> bool:
-    beta = p["beta"]
-    return all(v == 0 for v in beta) if isinstance(beta, (list, tuple)) else beta == 0
-
-
 def _gemm_bytes(is_complex: bool, c_itemsize: int | None = None
                 ) -> Callable[[Mapping[str, Any], int], float]:
     """A and B read once (a broadcast A once in all), C read unless beta == 0, C written."""
@@ -287,7 +282,7 @@ def _gemm_bytes(is_complex: bool, c_itemsize: int | None = None
         batch_a = 1 if p.get("strideA", 1) == 0 else batch
         reals = 2 if is_complex else 1
         inputs = (batch_a * p["m"] * p["k"] + batch * p["k"] * p["n"]) * reals * size
-        c_passes = 1 if _beta_zero(p) else 2
+        c_passes = 1 if beta_is_zero(p) else 2
         return inputs + c_passes * batch * p["m"] * p["n"] * reals * (c_itemsize or size)
 
     return count
@@ -326,11 +321,6 @@ def _precision_note(name: str) -> str:
             f"parameters list them as [re, im]).")
 
 
-_SIXTY_FOUR = (" This is the _64 API: sizes, leading dimensions, strides and batchCount are "
-               "64-bit integers (index with 64-bit arithmetic); the cases stay below 2^31 "
-               "elements per buffer, so its results equal the 32-bit routine's.")
-
-
 def _gemm_spec(name: str, kind: str, cases: tuple[ShapeCase, ...], entry: str) -> OperatorSpec:
     dtype, is_complex = precision_of(name)
     scalar = "complex" if is_complex else "float"
@@ -355,7 +345,7 @@ def _gemm_spec(name: str, kind: str, cases: tuple[ShapeCase, ...], entry: str) -
     description = (f"cuBLAS {name}: " + layout + _FLAG_NOTE + _BETA_NOTE + _precision_note(name)
                    + COLUMN_MAJOR_NOTE)
     if name.endswith("_64"):
-        description += _SIXTY_FOUR
+        description += SIXTY_FOUR_NOTE
     if kind == "batched":
         description += (" The reference loops over the batch with torch.addmm_ (torch has no "
                         "pointer-array GEMM).")
