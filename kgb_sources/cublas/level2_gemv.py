@@ -315,18 +315,19 @@ def _gemv_spec(name: str, kind: str, cases: tuple[ShapeCase, ...], entry: str) -
                           "(cuBLAS's gemv on NVIDIA).")
         mutated = (9,)
     elif kind == "strided":
-        layout = (_BATCH_MEANING + " Batch i's A starts at A's element i * strideA, its x at x's element i * "
-                  "stridex and its y at y's element i * stridey (strides in elements, complex "
-                  "elements for complex routines); strideA == 0 means one A shared by every "
-                  "batch. Elements between one batch's y and the next stay untouched.")
+        layout = (_BATCH_MEANING + " Batch i's A starts at A's element i * strideA, its x "
+                  "at x's element i * stridex and its y at y's element i * stridey (strides in "
+                  "elements, complex elements for complex routines); strideA == 0 means one A "
+                  "shared by every batch. Elements between one batch's y and the next stay "
+                  "untouched.")
         reference_note = (" The reference is composed (PyTorch has no batched mv): torch's "
                           "baddbmm_ on (batch, length, 1) views of x and y.")
         mutated = (11,)
     else:
-        layout = (_BATCH_MEANING + " Aarray, xarray and yarray are Python lists of separate 1-D buffers "
-                  "(cuBLAS's arrays of device pointers): batch i's A is Aarray[i], its x "
-                  "xarray[i] and its y yarray[i], each in its own memory; each yarray[i] is "
-                  "written in place.")
+        layout = (_BATCH_MEANING + " Aarray, xarray and yarray are Python lists of separate "
+                  "1-D buffers (cuBLAS's arrays of device pointers): batch i's A is Aarray[i], "
+                  "its x xarray[i] and its y yarray[i], each in its own memory; each yarray[i] "
+                  "is written in place.")
         reference_note = (" The reference loops over the batch with torch's addmv_ (PyTorch "
                           "has no pointer-array gemv).")
         mutated = (9,)

@@ -13,8 +13,8 @@ CONJUGATE_Y = __CONJ__
 
 
 @triton.jit
-def _ger_kernel(a_ptr, x_ptr, y_ptr, M, N, row_step, lda, incx, incy, alpha_r, alpha_i,
-                COMPLEX: tl.constexpr, CONJ_Y: tl.constexpr, BLOCK_M: tl.constexpr,
+def _ger_kernel(a_ptr, x_ptr, y_ptr, M, N, row_step, lda, incx, incy, alpha_r,
+                alpha_i, COMPLEX: tl.constexpr, CONJ_Y: tl.constexpr, BLOCK_M: tl.constexpr,
                 BLOCK_N: tl.constexpr):
     rows = (tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
     cols = (tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
@@ -59,6 +59,6 @@ def kernel(m: int, n: int, alpha, x: torch.Tensor, incx: int, y: torch.Tensor, i
     grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
     # Offsets in reals: a complex element is two of them.
     _ger_kernel[grid](A, x, y, m, n, scale, lda * scale, incx * scale, incy * scale,
-                      alpha.real, alpha.imag, COMPLEX=IS_COMPLEX, CONJ_Y=CONJUGATE_Y, BLOCK_M=block_m,
-                      BLOCK_N=block_n, num_warps=4)
+                      alpha.real, alpha.imag, COMPLEX=IS_COMPLEX, CONJ_Y=CONJUGATE_Y,
+                      BLOCK_M=block_m, BLOCK_N=block_n, num_warps=4)
     return None
