@@ -23,7 +23,7 @@ from kgb_core.operators import LARGE, SMALL, InputContext, OperatorSpec, ShapeCa
 
 from kgb_sources.cublas._build import (
     COLUMN_MAJOR_NOTE, column_major_length, cublas_op, from_template, matrix, op,
-    precision_of,
+    precision_of, scalar,
 )
 
 FAMILY = "level3"
@@ -130,10 +130,6 @@ def _batched_cases(complex_: bool, strided: bool, large: tuple[int, ...]) -> tup
 
 
 # -- inputs ----------------------------------------------------------------------------------
-def _scalar(value: Any, is_complex: bool) -> Any:
-    return complex(*value) if is_complex else float(value)
-
-
 def _stored(p: Mapping[str, Any]) -> tuple[tuple[int, int], tuple[int, int]]:
     """(rows, cols) of A and B as stored."""
     a = (p["m"], p["k"]) if p["transa"] == "N" else (p["k"], p["m"])
@@ -164,7 +160,7 @@ def _gemm_inputs(kind: str, is_complex: bool) -> Callable[[InputContext], list[A
 
     def make(ctx: InputContext) -> list[Any]:
         p = ctx.params
-        alpha, beta = _scalar(p["alpha"], is_complex), _scalar(p["beta"], is_complex)
+        alpha, beta = scalar(p["alpha"], is_complex), scalar(p["beta"], is_complex)
         len_a, len_b, len_c = _lengths(p)
         c_dtype = ctx.torch.float32 if kind == "ex" else None
         head = [p["transa"], p["transb"], p["m"], p["n"], p["k"], alpha]
