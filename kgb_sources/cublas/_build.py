@@ -172,22 +172,39 @@ def symmetric_matrix(a, uplo: str):  # noqa: ANN001, ANN201
     raise ValueError(f"uplo must be U or L, not {uplo!r}")
 
 
-def triangular_matrix(buf, n: int, ld: int, uplo: str, diag: str, *,  # noqa: ANN001, ANN201
-                      is_complex: bool = False):
-    """The n x n buffer's uplo triangle as a dense matrix: the other triangle zero (whatever
-    the buffer holds there), ones on the diagonal when ``diag == "U"`` (cuBLAS never reads a
-    unit diagonal, so it may hold NaN)."""
+def triangle_of(a, uplo: str, diag: str):  # noqa: ANN001, ANN201
+    """The square matrix (or batch of them) ``a``'s uplo triangle: the other triangle zero
+    (whatever ``a`` holds there), ones on the diagonal when ``diag == "U"`` (cuBLAS never reads
+    a unit diagonal, so it may hold NaN)."""
     import torch
 
-    a = matrix(buf, n, n, ld, is_complex=is_complex)
     if uplo not in ("U", "L"):
         raise ValueError(f"uplo must be U or L, not {uplo!r}")
     t = torch.triu(a) if uplo == "U" else torch.tril(a)
     if diag == "U":
-        t.diagonal().fill_(1.0)
+        t.diagonal(dim1=-2, dim2=-1).fill_(1.0)
     elif diag != "N":
         raise ValueError(f"diag must be N or U, not {diag!r}")
     return t
+
+
+def triangular_matrix(buf, n: int, ld: int, uplo: str, diag: str, *,  # noqa: ANN001, ANN201
+                      is_complex: bool = False):
+    """The n x n column-major buffer's uplo triangle as a dense matrix (``triangle_of``)."""
+    return triangle_of(matrix(buf, n, n, ld, is_complex=is_complex), uplo, diag)
+
+
+def real_params(cases: Sequence[ShapeCase]) -> tuple[ShapeCase, ...]:
+    """The same cases with real alpha and beta (the real part of a [re, im] pair), for the
+    real (S, D) variants of routines whose complex cases are written out."""
+    out = []
+    for case in cases:
+        params = dict(case.params)
+        for key in ("alpha", "beta"):
+            if isinstance(params.get(key), (tuple, list)):
+                params[key] = params[key][0]
+        out.append(ShapeCase(case.name, params, tier=case.tier, heldout=case.heldout))
+    return tuple(out)
 
 
 def condition_triangle(ctx: InputContext, view, uplo: str) -> None:  # noqa: ANN001

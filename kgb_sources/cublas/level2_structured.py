@@ -25,8 +25,8 @@ from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
     COLUMN_MAJOR_NOTE, column_major_length, condition_triangle, cublas_op, draw_buffer,
-    from_template, matrix, op, precision_of, scalar, symmetric_matrix, triangle_elements,
-    triangular_matrix, vector,
+    from_template, matrix, op, precision_of, real_params, scalar, symmetric_matrix,
+    triangle_elements, triangular_matrix, vector,
 )
 
 FAMILY = "level2"
@@ -274,18 +274,6 @@ SYMV_CASES = (
 )
 
 
-def _real_params(cases: tuple[ShapeCase, ...]) -> tuple[ShapeCase, ...]:
-    """The same cases with real alpha and beta (the real part), for the S and D variants."""
-    out = []
-    for case in cases:
-        params = dict(case.params)
-        for key in ("alpha", "beta"):
-            if isinstance(params.get(key), tuple):
-                params[key] = params[key][0]
-        out.append(ShapeCase(case.name, params, tier=case.tier, heldout=case.heldout))
-    return tuple(out)
-
-
 SYR_CASES = (
     ShapeCase("upper_strided", {"uplo": "U", "n": 37, "lda": 40, "incx": 2, "incy": 1,
                                 "alpha": 0.6}),
@@ -422,7 +410,7 @@ def _specs() -> list[OperatorSpec]:
                    "as Python complex values." if is_complex else "")),
             reference=_symv_reference(name),
             make_inputs=_symv_inputs(name),
-            cases=SYMV_CASES if is_complex else _real_params(SYMV_CASES),
+            cases=SYMV_CASES if is_complex else real_params(SYMV_CASES),
             flops=lambda p, s=flop_scale: s * (2.0 * p["n"] * p["n"] + 3 * p["n"]),
             bytes_moved=lambda p, size, w=width: w * size * (
                 triangle_elements(p["n"]) + p["n"] + 2 * p["n"]),
