@@ -422,25 +422,29 @@ DTRSM_BATCHED_CASES = _no_ldc((
 ZTRSM_BATCHED_CASES = _no_ldc((
     _tri_case("left_lower_conjtrans", "LLCN", 21, 17, (3, 2, 0), (1.5, -0.5), batch=3),
     _tri_case("left_upper_trans_unit", "LUTU", 19, 13, (2, 3, 0), (-0.75, 0.25), batch=4),
-    _tri_case("right_lower_notrans", "RLNN", 11, 20, (3, 2, 0), (0.5, 1.0), batch=2),
+    _tri_case("right_upper_notrans", "RUNN", 11, 20, (3, 2, 0), (0.5, 1.0), batch=2),
     _tri_case("right_upper_conjtrans_unit", "RUCU", 17, 9, (3, 2, 0), (1.25, 0.75), batch=3),
     _tri_case("heldout_left_upper_conjtrans", "LUCN", 23, 11, (1, 2, 0), (-1.5, -0.25),
               batch=5, heldout=True),
     _tri_case("batch128_128_conjtrans", "LLCN", 128, 128, (0, 0, 0), (1.0, 0.5), batch=128,
               tier=LARGE),
-    _tri_case("batch32_256_right_upper", "RUNN", 256, 256, (0, 0, 0), (0.5, -0.5), batch=32,
+    _tri_case("batch32_256_right_lower", "RLNN", 256, 256, (0, 0, 0), (0.5, -0.5), batch=32,
               tier=LARGE),
 ))
 
 
-def _triangular_a(ctx: InputContext, p: Mapping[str, Any], is_complex: bool, solve: bool):  # noqa: ANN202
+def _triangular_a(ctx: InputContext, p: Mapping[str, Any], is_complex: bool,
+                  solve: bool):  # noqa: ANN202
+    """A triangular A's buffer: made well conditioned for a solve; a unit diagonal holds NaN
+    (both parts, for complex), since cuBLAS never reads it."""
     order = _order(p)
     a = draw_buffer(ctx, column_major_length(order, order, p["lda"]), is_complex=is_complex)
     view = matrix(a, order, order, p["lda"], is_complex=is_complex)
     if solve:
         condition_triangle(ctx, view, p["uplo"])
     if p["diag"] == "U":
-        view.diagonal().fill_(float("nan"))
+        nan = float("nan")
+        view.diagonal().fill_(complex(nan, nan) if is_complex else nan)
     return a
 
 
