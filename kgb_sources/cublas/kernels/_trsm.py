@@ -110,7 +110,7 @@ def _invert_diagonal_blocks(a_ptr, a_array, inv_ptr, K, stride_tm, stride_tk, ld
 
 @triton.jit
 def _trsm_kernel(a_ptr, b_ptr, inv_ptr, a_array, b_array, K, NR, stride_tm, stride_tk,
-                 stride_bm, stride_bn, alpha_r, alpha_i,
+                 stride_bm, stride_bn, alpha_ptr,
                  FORWARD: tl.constexpr, CONJ: tl.constexpr, COMPLEX: tl.constexpr,
                  POINTER_ARRAYS: tl.constexpr, FP64: tl.constexpr, BLOCK: tl.constexpr,
                  BLOCK_N: tl.constexpr):
@@ -131,6 +131,9 @@ def _trsm_kernel(a_ptr, b_ptr, inv_ptr, a_array, b_array, K, NR, stride_tm, stri
     else:
         zero = tl.zeros((BLOCK, BLOCK_N), dtype=tl.float32)
     width = 2 if COMPLEX else 1  # reals per element
+    # alpha in the buffers' precision (a float argument would arrive as fp32).
+    alpha_r = tl.load(alpha_ptr)
+    alpha_i = tl.load(alpha_ptr + 1)
     for s in range(0, nb):
         if FORWARD:
             b = s
@@ -218,13 +221,14 @@ def _launch(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batch=1, array
                       device=B.device)
     a_array, b_array = arrays if arrays is not None else (inv, inv)
     alpha = complex(alpha)
+    alpha_buf = torch.tensor([alpha.real, alpha.imag], dtype=B.dtype, device=B.device)
     _invert_diagonal_blocks[(nb, batch)](
         A, a_array, inv, k, stride_tm, stride_tk, lda, FORWARD=forward, UNIT=diag == "U",
         CONJ=conj, COMPLEX=IS_COMPLEX, POINTER_ARRAYS=arrays is not None, BLOCK=block,
         num_warps=4)
     _trsm_kernel[(triton.cdiv(nr, block_n), batch)](
         A, B, inv, a_array, b_array, k, nr, stride_tm, stride_tk, stride_bm, stride_bn,
-        alpha.real, alpha.imag, FORWARD=forward, CONJ=conj, COMPLEX=IS_COMPLEX,
+        alpha_buf, FORWARD=forward, CONJ=conj, COMPLEX=IS_COMPLEX,
         POINTER_ARRAYS=arrays is not None, FP64=fp64, BLOCK=block, BLOCK_N=block_n,
         num_warps=4)
     return None
