@@ -320,13 +320,13 @@ def _rank_specs() -> list[OperatorSpec]:
                          "herk) of the n x n matrix C, op(A) n x k, in place; returns None. "
                          "trans is 'N' or 'T' ('C' is not allowed for complex syrk)."
                          + _RANK_TRANS_NOTE + _C_UPLO_NOTE + _BETA_NOTE
-                         + " Type combination: Atype = Ctype = 'CUDA_C_32F' (A and C complex64, "
-                         "fp32 compute), one of the two cuBLAS documents for syrkEx; kgb "
-                         "models it because the published benchmark lists this routine as "
-                         "complex64 and the other one (CUDA_C_8I A, complex int8) has no "
-                         "PyTorch dtype to hold or check it. The kernel gets both type "
-                         "arguments as strings and its buffers must agree with them. Exact "
-                         "fp32 arithmetic (no TF32)." + _COMPLEX_SCALARS + COLUMN_MAJOR_NOTE
+                         + " Types: Atype = Ctype = 'CUDA_C_32F' (A and C complex64 as "
+                         "interleaved float32, fp32 compute). Of the type combinations cuBLAS "
+                         "takes for syrkEx, kgb models this one because the published "
+                         "benchmark lists the routine as complex64, and the other input type "
+                         "(CUDA_C_8I, complex int8) has no PyTorch dtype to hold or check it. "
+                         "The kernel gets both type names as strings; its buffers must agree "
+                         "with them. Exact fp32 arithmetic (no TF32)." + _COMPLEX_SCALARS + COLUMN_MAJOR_NOTE
                          + flop_note.format(what="syrk")),
             reference=_rank_reference("ex", True),
             make_inputs=_rank_inputs("ex", True),
