@@ -205,3 +205,65 @@ def cublas_op(name: str, *, signature: str, description: str,
 
 def numel(shape: Sequence[int]) -> int:
     return math.prod(shape)
+
+
+# -- helpers the families share (symmetric and triangular matrices, scalars) -----------------
+def triangle_elements(n: int) -> int:
+    """Elements of an n x n triangle, diagonal included."""
+    return n * (n + 1) // 2
+
+
+def symmetric_matrix(a, uplo: str):  # noqa: ANN001, ANN201
+    """The full symmetric matrix from the square ``a``'s uplo triangle: the stored triangle
+    mirrored, transposed and never conjugated (complex symmetric, not Hermitian)."""
+    import torch
+
+    if uplo == "U":
+        return torch.triu(a) + torch.triu(a, 1).transpose(-2, -1)
+    if uplo == "L":
+        return torch.tril(a) + torch.tril(a, -1).transpose(-2, -1)
+    raise ValueError(f"uplo must be U or L, not {uplo!r}")
+
+
+def triangle_of(a, uplo: str, diag: str):  # noqa: ANN001, ANN201
+    """The square matrix (or batch of them) ``a``'s uplo triangle: the other triangle zero
+    (whatever ``a`` holds there), ones on the diagonal when ``diag == "U"`` (cuBLAS never reads
+    a unit diagonal, so it may hold NaN)."""
+    import torch
+
+    if uplo not in ("U", "L"):
+        raise ValueError(f"uplo must be U or L, not {uplo!r}")
+    t = torch.triu(a) if uplo == "U" else torch.tril(a)
+    if diag == "U":
+        t.diagonal(dim1=-2, dim2=-1).fill_(1.0)
+    elif diag != "N":
+        raise ValueError(f"diag must be N or U, not {diag!r}")
+    return t
+
+
+def triangular_matrix(buf, n: int, ld: int, uplo: str, diag: str, *,  # noqa: ANN001, ANN201
+                      is_complex: bool = False):
+    """The n x n column-major buffer's uplo triangle as a dense matrix (``triangle_of``)."""
+    return triangle_of(matrix(buf, n, n, ld, is_complex=is_complex), uplo, diag)
+
+
+def condition_triangle(ctx: InputContext, view, uplo: str) -> None:  # noqa: ANN001
+    """Make the n x n ``view``'s uplo triangle strictly diagonally dominant by rows and by
+    columns, in place, so that a triangular solve with it or its transpose is well conditioned:
+    the strict triangle's entries are scaled to N(0, (0.5 / n)^2), so each row's and column's
+    sum of |a_ij| is about 0.4 at most, while |a_ii| is drawn from [1.5, 2.5] (a random sign,
+    or a random phase for complex views). Then ||op(A)^-1|| <= 1 / (1 - 0.4). The other
+    triangle keeps its values (cuBLAS does not read it)."""
+    import torch
+
+    n = view.shape[0]
+    rows = torch.arange(n, device=view.device)
+    strict = (rows[:, None] < rows[None, :]) if uplo == "U" else (rows[:, None] > rows[None, :])
+    view.copy_(torch.where(strict, view * (0.5 / n), view))
+    magnitude = ctx.uniform(n, low=1.5, high=2.5)
+    if view.is_complex():
+        phase = ctx.uniform(n, low=0.0, high=2 * math.pi)
+        view.diagonal().copy_(torch.polar(magnitude, phase))
+    else:
+        sign = torch.where(ctx.uniform(n, low=0.0, high=1.0) < 0.5, -1.0, 1.0)
+        view.diagonal().copy_(magnitude * sign.to(magnitude.dtype))

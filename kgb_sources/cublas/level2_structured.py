@@ -24,8 +24,9 @@ from typing import Any, Callable, Mapping
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
-    COLUMN_MAJOR_NOTE, VECTOR_NOTE, Y_BETA_NOTE, column_major_length, cublas_op, draw_buffer,
-    from_template, matrix, precision_of, real_params, scalar, vector, vector_buffer,
+    COLUMN_MAJOR_NOTE, VECTOR_NOTE, Y_BETA_NOTE, column_major_length, condition_triangle,
+    cublas_op, draw_buffer, from_template, matrix, op, precision_of, real_params, scalar,
+    symmetric_matrix, triangle_elements, triangular_matrix, vector, vector_buffer,
 )
 
 FAMILY = "level2"
@@ -118,24 +119,12 @@ def _tbmv_inputs(ctx: InputContext) -> list[Any]:
 
 def _triangular_inputs(solve: bool) -> Callable[[InputContext], list[Any]]:
     def make(ctx: InputContext) -> list[Any]:
-        import torch
-
         p = ctx.params
         n, lda = p["n"], p["lda"]
         a = draw_buffer(ctx, column_major_length(n, n, lda))
         view = matrix(a, n, n, lda)
         if solve:
-            # Strictly diagonally dominant by rows and columns: off-diagonal entries of the
-            # triangle are N(0, (0.5 / n)^2), so each row's and column's sum of |a_ij| is about
-            # 0.4 at most, while |a_ii| is in [1.5, 2.5] (or 1 for a unit diagonal). Then
-            # ||op(A)^-1|| <= 1 / (1 - 0.4) and the solve is well conditioned.
-            rows = torch.arange(n, device=a.device)
-            triangle = (rows[:, None] < rows[None, :]) if p["uplo"] == "U" else \
-                (rows[:, None] > rows[None, :])
-            view.copy_(torch.where(triangle, view * (0.5 / n), view))
-            magnitude = ctx.uniform(n, low=1.5, high=2.5)
-            sign = torch.where(ctx.uniform(n, low=0.0, high=1.0) < 0.5, -1.0, 1.0)
-            view.diagonal().copy_(magnitude * sign.to(magnitude.dtype))
+            condition_triangle(ctx, view, p["uplo"])
         if p["diag"] == "U":
             view.diagonal().fill_(float("nan"))
         return [p["uplo"], p["trans"], p["diag"], n, a, lda,
@@ -145,20 +134,11 @@ def _triangular_inputs(solve: bool) -> Callable[[InputContext], list[Any]]:
 
 
 # -- references -----------------------------------------------------------------------------
-def _symmetric(a, uplo: str):  # noqa: ANN001, ANN202
-    """The full symmetric matrix from A's uplo triangle (transposed, never conjugated)."""
-    import torch
-
-    if uplo == "U":
-        return torch.triu(a) + torch.triu(a, 1).transpose(0, 1)
-    return torch.tril(a) + torch.tril(a, -1).transpose(0, 1)
-
-
 def _symv_reference(name: str) -> Callable[..., None]:
     is_complex = _is_complex(name)
 
     def reference(uplo, n, alpha, A, lda, x, incx, beta, y, incy):  # noqa: ANN001, N803
-        s = _symmetric(matrix(A, n, n, lda, is_complex=is_complex), uplo)
+        s = symmetric_matrix(matrix(A, n, n, lda, is_complex=is_complex), uplo)
         xv = vector(x, n, incx, is_complex=is_complex)
         yv = vector(y, n, incy, is_complex=is_complex)
         product = alpha * (s @ xv)
@@ -245,24 +225,9 @@ def _tbmv_reference(uplo, trans, diag, n, k, A, lda, x, incx):  # noqa: ANN001, 
     xv.copy_(product + xv if unit else product)
 
 
-def _triangle(A, n: int, lda: int, uplo: str, diag: str):  # noqa: ANN001, ANN202, N803
-    """A's uplo triangle as a dense matrix, the other triangle zero, ones on a unit diagonal."""
-    import torch
-
-    a = matrix(A, n, n, lda)
-    t = torch.triu(a) if uplo == "U" else torch.tril(a)
-    if diag == "U":
-        t.diagonal().fill_(1.0)
-    return t
-
-
-def _op(t, trans: str):  # noqa: ANN001, ANN202
-    return t if trans == "N" else t.transpose(0, 1)
-
-
 def _trmv_reference(uplo, trans, diag, n, A, lda, x, incx):  # noqa: ANN001, ANN202, N803
     xv = vector(x, n, incx)
-    xv.copy_(_op(_triangle(A, n, lda, uplo, diag), trans) @ xv)
+    xv.copy_(op(triangular_matrix(A, n, lda, uplo, diag), trans) @ xv)
 
 
 def _trsv_reference(uplo, trans, diag, n, A, lda, x, incx):  # noqa: ANN001, ANN202, N803
@@ -271,7 +236,7 @@ def _trsv_reference(uplo, trans, diag, n, A, lda, x, incx):  # noqa: ANN001, ANN
     xv = vector(x, n, incx)
     upper = (uplo == "U") == (trans == "N")
     solution = torch.linalg.solve_triangular(
-        _op(_triangle(A, n, lda, uplo, diag), trans), xv.unsqueeze(1), upper=upper,
+        op(triangular_matrix(A, n, lda, uplo, diag), trans), xv.unsqueeze(1), upper=upper,
         unitriangular=diag == "U")
     xv.copy_(solution.squeeze(1))
 
@@ -396,10 +361,6 @@ TRSV_CASES = (
 
 
 # -- counts ---------------------------------------------------------------------------------
-def _triangle_elements(n: int) -> int:
-    return n * (n + 1) // 2
-
-
 def _band_elements(rows: int, cols: int, kl: int, ku: int) -> int:
     """Entries of a rows x cols matrix within kl below and ku above the diagonal."""
     return sum(max(0, min(rows - 1, j + kl) - max(0, j - ku) + 1) for j in range(cols))
@@ -436,7 +397,7 @@ def _specs() -> list[OperatorSpec]:
             cases=SYMV_CASES if is_complex else real_params(SYMV_CASES),
             flops=lambda p, s=flop_scale: s * (2.0 * p["n"] * p["n"] + 3 * p["n"]),
             bytes_moved=lambda p, size, w=width: w * size * (
-                _triangle_elements(p["n"]) + p["n"] + 2 * p["n"]),
+                triangle_elements(p["n"]) + p["n"] + 2 * p["n"]),
             tags=(FAMILY, "symv"),
             mutated_args=(8,),
             reduce_dim=lambda p: p["n"],
@@ -456,8 +417,8 @@ def _specs() -> list[OperatorSpec]:
         reference=_syr_reference, make_inputs=_syr_inputs(False),
         cases=tuple(ShapeCase(c.name, {k: v for k, v in c.params.items() if k != "incy"},
                               tier=c.tier, heldout=c.heldout) for c in SYR_CASES),
-        flops=lambda p: 2.0 * _triangle_elements(p["n"]),
-        bytes_moved=lambda p, size: size * (2 * _triangle_elements(p["n"]) + p["n"]),
+        flops=lambda p: 2.0 * triangle_elements(p["n"]),
+        bytes_moved=lambda p, size: size * (2 * triangle_elements(p["n"]) + p["n"]),
         tags=(FAMILY, "syr"), mutated_args=(5,), reduce_dim=lambda p: 2,
     ))
     specs.append(cublas_op(
@@ -472,8 +433,8 @@ def _specs() -> list[OperatorSpec]:
                        "triu/tril): PyTorch has no syr2 call."),
         reference=_syr2_reference, make_inputs=_syr_inputs(True),
         cases=SYR_CASES,
-        flops=lambda p: 4.0 * _triangle_elements(p["n"]),
-        bytes_moved=lambda p, size: size * (2 * _triangle_elements(p["n"]) + 2 * p["n"]),
+        flops=lambda p: 4.0 * triangle_elements(p["n"]),
+        bytes_moved=lambda p, size: size * (2 * triangle_elements(p["n"]) + 2 * p["n"]),
         tags=(FAMILY, "syr2"), mutated_args=(7,), reduce_dim=lambda p: 3,
     ))
     specs.append(cublas_op(
@@ -546,7 +507,7 @@ def _specs() -> list[OperatorSpec]:
                        "PyTorch has no trmv call."),
         reference=_trmv_reference, make_inputs=_triangular_inputs(False), cases=TRMV_CASES,
         flops=lambda p: float(p["n"] * p["n"]),
-        bytes_moved=lambda p, size: size * (_triangle_elements(p["n"]) + 2 * p["n"]),
+        bytes_moved=lambda p, size: size * (triangle_elements(p["n"]) + 2 * p["n"]),
         tags=(FAMILY, "trmv", "triangular"), mutated_args=(6,),
         reduce_dim=lambda p: p["n"],
     ))
@@ -563,7 +524,7 @@ def _specs() -> list[OperatorSpec]:
                        "torch.linalg.solve_triangular): PyTorch has no trsv call."),
         reference=_trsv_reference, make_inputs=_triangular_inputs(True), cases=TRSV_CASES,
         flops=lambda p: float(p["n"] * p["n"]),
-        bytes_moved=lambda p, size: size * (_triangle_elements(p["n"]) + 2 * p["n"]),
+        bytes_moved=lambda p, size: size * (triangle_elements(p["n"]) + 2 * p["n"]),
         tags=(FAMILY, "trsv", "triangular", "solve"), mutated_args=(6,),
         reduce_dim=lambda p: p["n"],
     ))
