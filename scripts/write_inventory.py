@@ -19,7 +19,7 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "inventory.md"
 CATEGORIES = ("pointwise", "reduction", "scan", "sort", "norm", "loss", "gemm", "conv", "pool",
               "attention", "index", "movement", "creation", "activation", "rotary", "kv_cache",
               "quant", "moe", "sampling", "mamba", "lora", "spec_decode", "blas1", "blas2",
-              "blas3", "blas_ext", "blaslt")
+              "blas3", "blas_ext", "blaslt", "level1", "level2", "level3")
 BUILT_IN = ("aten", "vllm", "cublas")
 
 
