@@ -20,7 +20,7 @@ from kgb_sources.cublas._build import SOURCE
 from kgb_sources.cublas.inventory import PUBLISHED_CUBLAS, PUBLISHED_TAG
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
-FAMILIES: tuple[str, ...] = ("level1", "level2_structured", "level3_gemm")
+FAMILIES: tuple[str, ...] = ("level1", "level2_structured", "level3_gemm", "lt_matmul")
 
 
 def build_operators() -> list[OperatorSpec]:
