@@ -157,7 +157,7 @@ INT8_CASES = (
     gemm_case("tn_int_mm_layout", "TN", 24, 33, 48, (4, 4, 2), 1, 1),
     gemm_case("nt_beta_zero", "NT", 19, 21, 36, (1, 3, 3), 1, 0),
     gemm_case("tt_single_row", "TT", 1, 45, 20, (0, 3, 2), 1, 1),
-    gemm_case("heldout_tn", "TN", 13, 17, 44, (4, 3, 1), 1, 0, heldout=True),
+    gemm_case("heldout_tn", "TN", 13, 17, 44, (4, 4, 1), 1, 0, heldout=True),
     gemm_case("llama_mlp_4096x14336x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1, 0,
               tier=LARGE),
     gemm_case("decode_m16_x14336_k4096", "TN", 16, 14336, 4096, (0, 0, 0), 1, 1, tier=LARGE),
