@@ -79,7 +79,8 @@ def test_cases_cover_the_flags_and_cublas_layout_rules(specs):
     assert {0, 1} <= {c.params["beta"] for c in int8}
     uses_int_mm = [c.tier for c in int8 if int_mm_applies(
         *(c.params[key] for key in ("transa", "transb", "m", "n", "k")))]
-    assert {SMALL, LARGE} <= set(uses_int_mm)
+    assert SMALL in uses_int_mm and uses_int_mm.count(LARGE) == len(
+        specs["cublasGemmEx_i8_i32"].cases_in([LARGE])), "a large int8 case without _int_mm"
     # fp8: the TN layout only, k, lda and ldb multiples of 16; _scaled_mm is the reference in
     # a small case and in every large one.
     fp8 = specs["cublasLtMatmul_fp8_e4m3"].cases
