@@ -73,7 +73,7 @@ GEMM_EX_CASES = (
     gemm_case("tt_skinny", "TT", 3, 50, 40, (3, 5, 2), 1.25, 0.25),
     gemm_case("heldout_tn", "TN", 9, 27, 70, (1, 2, 4), -1.5, 0.75, heldout=True),
     # Llama-3-8B's MLP up-projection over 4096 tokens: W (stored k x m, transposed) times X.
-    gemm_case("llama_mlp_4096x14336x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1.0, 0.0,
+    gemm_case("llama_mlp_14336x4096x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1.0, 0.0,
               tier=LARGE),
     gemm_case("decode_m8_x14336_k4096", "TN", 8, 14336, 4096, (0, 0, 0), 1.0, 1.0,
               tier=LARGE),
@@ -158,7 +158,7 @@ INT8_CASES = (
     gemm_case("nt_beta_zero", "NT", 19, 21, 36, (1, 3, 3), 1, 0),
     gemm_case("tt_single_row", "TT", 1, 45, 20, (0, 3, 2), 1, 1),
     gemm_case("heldout_tn", "TN", 13, 17, 44, (4, 4, 1), 1, 0, heldout=True),
-    gemm_case("llama_mlp_4096x14336x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1, 0,
+    gemm_case("llama_mlp_14336x4096x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1, 0,
               tier=LARGE),
     gemm_case("decode_m16_x14336_k4096", "TN", 16, 14336, 4096, (0, 0, 0), 1, 1, tier=LARGE),
     # Odd n; m and k stay multiples of 8, so that torch._int_mm (the baseline) applies.
@@ -267,7 +267,7 @@ def _lt_cases(aux: bool) -> tuple[ShapeCase, ...]:
         lt_case("tt_padded", "TT", 19, 26, 40, (3, 5, 2), 1.25, aux_pad=pads[3]),
         lt_case("heldout_tn", "TN", 9, 27, 70, (1, 2, 4), -1.5, aux_pad=pads[4], heldout=True),
         # Llama-3-8B's MLP up-projection (14336 features) over 4096 tokens.
-        lt_case("llama_mlp_4096x14336x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1.0,
+        lt_case("llama_mlp_14336x4096x4096", "TN", 14336, 4096, 4096, (0, 0, 0), 1.0,
                 aux_pad=0 if aux else None, tier=LARGE),
         lt_case("decode_n8_x14336_k4096", "TN", 14336, 8, 4096, (0, 0, 0), 1.0,
                 aux_pad=0 if aux else None, tier=LARGE),
@@ -295,6 +295,15 @@ def _activate(x: Any, activation: str) -> Any:
     if activation == "gelu":
         return torch.nn.functional.gelu(x, approximate="tanh")
     return x
+
+
+def _activate_(x: Any, activation: str) -> None:
+    import torch
+
+    if activation == "relu":
+        torch.relu_(x)
+    elif activation == "gelu":
+        x.copy_(torch.nn.functional.gelu(x, approximate="tanh"))
 
 
 def _lt_inputs(with_bias: bool, with_aux: bool) -> Callable[[InputContext], list[Any]]:
@@ -380,15 +389,6 @@ def _lt_baseline(activation: str, with_bias: bool, with_aux: bool) -> Callable[.
                   use_gelu=activation == "gelu")
 
     return baseline
-
-
-def _activate_(x: Any, activation: str) -> None:
-    import torch
-
-    if activation == "relu":
-        torch.relu_(x)
-    elif activation == "gelu":
-        x.copy_(torch.nn.functional.gelu(x, approximate="tanh"))
 
 
 def _lt_bytes(with_bias: bool, with_aux: bool) -> Callable[[Mapping[str, Any], int], float]:
@@ -478,7 +478,7 @@ FP8_CASES = (
     _fp8_case("alpha_single_column", 45, 1, 32, (32, 0, 5), -0.5),
     _fp8_case("alpha_padded", 21, 40, 80, (0, 32, 2), 1.75),
     _fp8_case("heldout", 13, 17, 96, (16, 0, 1), 0.75, heldout=True),
-    _fp8_case("llama_mlp_4096x14336x4096", 14336, 4096, 4096, (0, 0, 0), 1.0, tier=LARGE),
+    _fp8_case("llama_mlp_14336x4096x4096", 14336, 4096, 4096, (0, 0, 0), 1.0, tier=LARGE),
     _fp8_case("decode_n16_x14336_k4096", 14336, 16, 4096, (0, 0, 0), 1.0, tier=LARGE),
     _fp8_case("odd_n_4096x3001x14336", 4096, 3001, 14336, (0, 0, 0), 1.0, tier=LARGE),
 )
