@@ -14,6 +14,7 @@ from kgb_core.evaluation import verdicts
 from kgb_core.plugins import load_registry
 
 SPECS = load_registry().operators()
+CPU_SKIPPED = load_registry().backend("cpu").quirks.skipped_dtypes
 
 _COMMON = '''
 
@@ -107,6 +108,8 @@ def _skip_reason(spec, control):
         return "the right output is all zeros"
     if control == "input" and spec.id in NO_TENSOR_ARGUMENT:
         return "the operator takes no tensor argument"
+    if all(dtype in CPU_SKIPPED for dtype in spec.dtypes):
+        return "the CPU backend skips every dtype of this operator (bf16 only)"
     return None
 
 

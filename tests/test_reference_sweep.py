@@ -18,7 +18,9 @@ from conftest import kgb
 
 CHUNK = 30
 REGISTRY = load_registry()
+CPU_SKIPPED = REGISTRY.backend("cpu").quirks.skipped_dtypes
 SOURCES = [name for name in REGISTRY.names("source") if REGISTRY.operators([name])]
+SPECS = {spec.id: spec for spec in REGISTRY.operators(SOURCES)}
 CHUNKS = [(source, [spec.id for spec in REGISTRY.operators([source])][start:start + CHUNK])
           for source in SOURCES
           for start in range(0, len(REGISTRY.operators([source])), CHUNK)]
@@ -43,5 +45,9 @@ def test_reference_method_passes_every_operator_on_cpu(tmp_path, source, ops):
     report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
     rows = {row["source"]: row for row in report["summary"]}
     assert list(rows) == [source]
-    assert rows[source]["operators"] == len(ops)
-    assert rows[source]["correct"] == len(ops), done.stdout
+    # An operator whose every dtype the CPU backend skips (bf16 only: the interpreter computes
+    # bf16 wrongly) is counted as skipped, never as passed: all the others must pass.
+    skipped = [op for op in ops if all(dtype in CPU_SKIPPED for dtype in SPECS[op].dtypes)]
+    assert rows[source]["skipped"] == len(skipped), skipped
+    assert rows[source]["operators"] == len(ops) - len(skipped)
+    assert rows[source]["correct"] == len(ops) - len(skipped), done.stdout

@@ -21,7 +21,7 @@ from kgb_sources.cublas.inventory import PUBLISHED_CUBLAS, PUBLISHED_TAG
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
 FAMILIES: tuple[str, ...] = ("level1", "level2_structured", "level2_gemv", "level3_gemm",
-                             "level3_structured")
+                             "level3_structured", "lt_matmul")
 
 
 def build_operators() -> list[OperatorSpec]:

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from kgb_core.operators import InputContext, OperatorSpec, ShapeCase, Tolerance
+from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase, Tolerance
 
 SOURCE = "cublas"
 KERNELS = Path(__file__).parent / "kernels"
@@ -105,6 +105,80 @@ def op(a, trans: str):  # noqa: ANN001, ANN201
     raise ValueError(f"trans must be N, T or C, not {trans!r}")
 
 
+# -- GEMM cases and counts, shared by the gemm families (level3_gemm, lt_matmul) -------------
+def gemm_case(name: str, trans: str, m: int, n: int, k: int, pads: tuple[int, int, int],
+              alpha: Any, beta: Any, *, tier: str = SMALL, heldout: bool = False,
+              batch: int | None = None, gaps: tuple[int | None, int, int] | None = None,
+              **extra: Any) -> ShapeCase:
+    """A gemm case: ``pads`` is how much each leading dimension exceeds its matrix's stored
+    rows; for strided batches ``gaps`` is how far each batch stride exceeds the matrix
+    (``None`` for A: stride 0, one A broadcast to every batch). Complex scalars are (re, im)
+    pairs, so the parameters stay JSON. ``extra`` parameters are added as they are."""
+    transa, transb = trans
+    params: dict[str, Any] = {
+        "transa": transa, "transb": transb, "m": m, "n": n, "k": k,
+        "lda": (m if transa == "N" else k) + pads[0],
+        "ldb": (k if transb == "N" else n) + pads[1],
+        "ldc": m + pads[2], "alpha": alpha, "beta": beta,
+    }
+    if batch is not None:
+        params["batch"] = batch
+    if gaps is not None:
+        a_cols = k if transa == "N" else m
+        b_cols = n if transb == "N" else k
+        params["strideA"] = 0 if gaps[0] is None else params["lda"] * a_cols + gaps[0]
+        params["strideB"] = params["ldb"] * b_cols + gaps[1]
+        params["strideC"] = params["ldc"] * n + gaps[2]
+    params.update(extra)
+    return ShapeCase(name, params, tier=tier, heldout=heldout)
+
+
+def gemm_stored(p: Mapping[str, Any]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(rows, cols) of A and B as stored: op(A) is m x k, so A is m x k when transa == "N"
+    and k x m otherwise; likewise B (k x n, or n x k)."""
+    a = (p["m"], p["k"]) if p["transa"] == "N" else (p["k"], p["m"])
+    b = (p["k"], p["n"]) if p["transb"] == "N" else (p["n"], p["k"])
+    return a, b
+
+
+def gemm_lengths(p: Mapping[str, Any]) -> tuple[int, int, int]:
+    """Elements of one A, B and C buffer (a whole strided batch when strides are given)."""
+    (ar, ac), (br, bc) = gemm_stored(p)
+    lengths = [column_major_length(ar, ac, p["lda"]), column_major_length(br, bc, p["ldb"]),
+               column_major_length(p["m"], p["n"], p["ldc"])]
+    if "strideA" in p:
+        for i, key in enumerate(("strideA", "strideB", "strideC")):
+            lengths[i] += p[key] * (p["batch"] - 1)
+    return lengths[0], lengths[1], lengths[2]
+
+
+def gemm_flops(is_complex: bool) -> Callable[[Mapping[str, Any]], float]:
+    per_term = 8.0 if is_complex else 2.0  # a complex multiply-add is 8 real flops
+    return lambda p: per_term * p.get("batch", 1) * p["m"] * p["n"] * p["k"]
+
+
+def beta_is_zero(params: Mapping[str, Any]) -> bool:
+    """Whether a case's beta (real, or a complex ``(re, im)`` pair) is zero: the routine then
+    does not read its output on input."""
+    beta = params["beta"]
+    return all(v == 0 for v in beta) if isinstance(beta, (list, tuple)) else beta == 0
+
+
+def gemm_bytes(is_complex: bool, c_itemsize: int | None = None
+               ) -> Callable[[Mapping[str, Any], int], float]:
+    """A and B read once (a broadcast A once in all), C read unless beta == 0, C written."""
+
+    def count(p: Mapping[str, Any], size: int) -> float:
+        batch = p.get("batch", 1)
+        batch_a = 1 if p.get("strideA", 1) == 0 else batch
+        reals = 2 if is_complex else 1
+        inputs = (batch_a * p["m"] * p["k"] + batch * p["k"] * p["n"]) * reals * size
+        c_passes = 1 if beta_is_zero(p) else 2
+        return inputs + c_passes * batch * p["m"] * p["n"] * reals * (c_itemsize or size)
+
+    return count
+
+
 def draw_buffer(ctx: InputContext, length: int, *, is_complex: bool = False,
                 scale: float = 1.0):  # noqa: ANN201
     """A fresh buffer of ``length`` elements (``2 * length`` reals when complex)."""
@@ -134,13 +208,6 @@ def scalar(value: Any, is_complex: bool) -> Any:
     """A case's alpha/beta as the routine takes it: a case lists a complex scalar as
     ``(re, im)``, so that its parameters stay JSON."""
     return complex(*value) if is_complex else float(value)
-
-
-def beta_is_zero(params: Mapping[str, Any]) -> bool:
-    """Whether a case's beta (real, or a complex ``(re, im)`` pair) is zero: the routine then
-    does not read its output on input."""
-    beta = params["beta"]
-    return all(v == 0 for v in beta) if isinstance(beta, (list, tuple)) else beta == 0
 
 
 def real_params(cases: Sequence[ShapeCase]) -> tuple[ShapeCase, ...]:

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from kgb_core.operators import LARGE, SMALL, InputContext, OperatorSpec, ShapeCase
+from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
-    COLUMN_MAJOR_NOTE, SIXTY_FOUR_NOTE, batched_matrix, beta_is_zero, column_major_length,
-    cublas_op, from_template, matrix, op, precision_of, scalar,
+    COLUMN_MAJOR_NOTE, SIXTY_FOUR_NOTE, batched_matrix, column_major_length,
+    cublas_op, from_template, gemm_bytes, gemm_case, gemm_flops, gemm_lengths, gemm_stored,
+    matrix, op, precision_of, scalar,
 )
 
 FAMILY = "level3"
@@ -34,65 +35,41 @@ _BETA_NOTE = (" When beta == 0, C is not read (cuBLAS: C need not be set on inpu
 
 
 # -- cases -----------------------------------------------------------------------------------
-def _case(name: str, trans: str, m: int, n: int, k: int, pads: tuple[int, int, int],
-          alpha: Any, beta: Any, *, tier: str = SMALL, heldout: bool = False,
-          batch: int | None = None, gaps: tuple[int | None, int, int] | None = None
-          ) -> ShapeCase:
-    """A gemm case: ``pads`` is how much each leading dimension exceeds its matrix's stored
-    rows; for strided batches ``gaps`` is how far each batch stride exceeds the matrix
-    (``None`` for A: stride 0, one A broadcast to every batch). Complex scalars are (re, im)
-    pairs, so the parameters stay JSON."""
-    transa, transb = trans
-    params: dict[str, Any] = {
-        "transa": transa, "transb": transb, "m": m, "n": n, "k": k,
-        "lda": (m if transa == "N" else k) + pads[0],
-        "ldb": (k if transb == "N" else n) + pads[1],
-        "ldc": m + pads[2], "alpha": alpha, "beta": beta,
-    }
-    if batch is not None:
-        params["batch"] = batch
-    if gaps is not None:
-        a_cols = k if transa == "N" else m
-        b_cols = n if transb == "N" else k
-        params["strideA"] = 0 if gaps[0] is None else params["lda"] * a_cols + gaps[0]
-        params["strideB"] = params["ldb"] * b_cols + gaps[1]
-        params["strideC"] = params["ldc"] * n + gaps[2]
-    return ShapeCase(name, params, tier=tier, heldout=heldout)
 
 
 SGEMM_CASES = (
-    _case("nn_odd_padded", "NN", 37, 29, 53, (4, 3, 3), 1.5, -0.5),
-    _case("nt_padded", "NT", 45, 19, 33, (2, 4, 5), -0.75, 0.25),
-    _case("tn_padded", "TN", 23, 41, 61, (3, 6, 6), 0.5, 2.0),
-    _case("tt_beta_zero_nan_c", "TT", 3, 50, 40, (3, 5, 2), 1.25, 0.0),
-    _case("heldout_nt", "NT", 5, 31, 67, (1, 2, 4), -1.5, 0.75, heldout=True),
-    _case("square_4096", "NN", 4096, 4096, 4096, (0, 0, 0), 1.0, 0.5, tier=LARGE),
+    gemm_case("nn_odd_padded", "NN", 37, 29, 53, (4, 3, 3), 1.5, -0.5),
+    gemm_case("nt_padded", "NT", 45, 19, 33, (2, 4, 5), -0.75, 0.25),
+    gemm_case("tn_padded", "TN", 23, 41, 61, (3, 6, 6), 0.5, 2.0),
+    gemm_case("tt_beta_zero_nan_c", "TT", 3, 50, 40, (3, 5, 2), 1.25, 0.0),
+    gemm_case("heldout_nt", "NT", 5, 31, 67, (1, 2, 4), -1.5, 0.75, heldout=True),
+    gemm_case("square_4096", "NN", 4096, 4096, 4096, (0, 0, 0), 1.0, 0.5, tier=LARGE),
     # C (4096 x 14336) = W^T (4096 x 4096 stored transposed) X: an LLM MLP-up GEMM.
-    _case("llm_4096x14336x4096", "TN", 4096, 14336, 4096, (0, 0, 0), 1.0, 1.0, tier=LARGE),
-    _case("decode_m16_x4096_k14336", "NN", 16, 4096, 14336, (0, 0, 0), 1.0, 0.5, tier=LARGE),
+    gemm_case("llm_4096x14336x4096", "TN", 4096, 14336, 4096, (0, 0, 0), 1.0, 1.0, tier=LARGE),
+    gemm_case("decode_m16_x4096_k14336", "NN", 16, 4096, 14336, (0, 0, 0), 1.0, 0.5, tier=LARGE),
 )
 
 CGEMM_CASES = (
-    _case("cn_padded", "CN", 21, 17, 29, (2, 4, 2), (0.5, -1.25), (0.75, 0.5)),
-    _case("nc_padded", "NC", 19, 23, 27, (1, 2, 3), (-1.0, 0.5), (0.25, -1.5)),
-    _case("cc_beta_zero_nan_c", "CC", 13, 11, 35, (2, 1, 2), (1.5, 0.25), (0.0, 0.0)),
-    _case("tc_nt_mix", "TC", 25, 9, 18, (2, 1, 2), (0.0, 1.0), (1.0, 0.0)),
-    _case("heldout_ct", "CT", 7, 15, 41, (2, 2, 2), (-0.5, -0.75), (0.5, 0.5), heldout=True),
-    _case("odd_1000_nc", "NC", 1000, 1000, 1000, (0, 0, 0), (1.0, 0.5), (0.5, -0.25),
+    gemm_case("cn_padded", "CN", 21, 17, 29, (2, 4, 2), (0.5, -1.25), (0.75, 0.5)),
+    gemm_case("nc_padded", "NC", 19, 23, 27, (1, 2, 3), (-1.0, 0.5), (0.25, -1.5)),
+    gemm_case("cc_beta_zero_nan_c", "CC", 13, 11, 35, (2, 1, 2), (1.5, 0.25), (0.0, 0.0)),
+    gemm_case("tc_nt_mix", "TC", 25, 9, 18, (2, 1, 2), (0.0, 1.0), (1.0, 0.0)),
+    gemm_case("heldout_ct", "CT", 7, 15, 41, (2, 2, 2), (-0.5, -0.75), (0.5, 0.5), heldout=True),
+    gemm_case("odd_1000_nc", "NC", 1000, 1000, 1000, (0, 0, 0), (1.0, 0.5), (0.5, -0.25),
           tier=LARGE),
-    _case("square_2048_cn", "CN", 2048, 2048, 2048, (0, 0, 0), (1.0, 0.0), (1.0, 0.0),
+    gemm_case("square_2048_cn", "CN", 2048, 2048, 2048, (0, 0, 0), (1.0, 0.0), (1.0, 0.0),
           tier=LARGE),
 )
 
 GEMM_EX_CASES = (
-    _case("nn_odd_padded", "NN", 37, 29, 53, (4, 3, 3), 1.5, -0.5),
-    _case("tn_padded", "TN", 23, 41, 61, (3, 6, 6), 0.5, 2.0),
-    _case("nt_beta_zero_nan_c", "NT", 45, 19, 33, (2, 4, 5), -0.75, 0.0),
-    _case("tt_skinny", "TT", 3, 50, 40, (3, 5, 2), 1.25, 0.25),
-    _case("heldout_tn", "TN", 9, 27, 70, (1, 2, 4), -1.5, 0.75, heldout=True),
-    _case("square_4096", "NN", 4096, 4096, 4096, (0, 0, 0), 1.0, 0.5, tier=LARGE),
-    _case("llm_4096x14336x4096", "TN", 4096, 14336, 4096, (0, 0, 0), 1.0, 0.0, tier=LARGE),
-    _case("decode_m1_x4096_k14336", "TN", 1, 4096, 14336, (0, 0, 0), 1.0, 1.0, tier=LARGE),
+    gemm_case("nn_odd_padded", "NN", 37, 29, 53, (4, 3, 3), 1.5, -0.5),
+    gemm_case("tn_padded", "TN", 23, 41, 61, (3, 6, 6), 0.5, 2.0),
+    gemm_case("nt_beta_zero_nan_c", "NT", 45, 19, 33, (2, 4, 5), -0.75, 0.0),
+    gemm_case("tt_skinny", "TT", 3, 50, 40, (3, 5, 2), 1.25, 0.25),
+    gemm_case("heldout_tn", "TN", 9, 27, 70, (1, 2, 4), -1.5, 0.75, heldout=True),
+    gemm_case("square_4096", "NN", 4096, 4096, 4096, (0, 0, 0), 1.0, 0.5, tier=LARGE),
+    gemm_case("llm_4096x14336x4096", "TN", 4096, 14336, 4096, (0, 0, 0), 1.0, 0.0, tier=LARGE),
+    gemm_case("decode_m1_x4096_k14336", "TN", 1, 4096, 14336, (0, 0, 0), 1.0, 1.0, tier=LARGE),
 )
 
 
@@ -110,42 +87,26 @@ def _batched_cases(complex_: bool, strided: bool, large: tuple[int, ...]) -> tup
             ["NN", "TN", "NT", "TT"]
     gaps = ((5, 3, 7), (None, 0, 2), (0, 4, 0), (2, 2, 3)) if strided else (None,) * 4
     cases = [
-        _case("nn_padded_gaps" if strided else "nn_padded", trans[0], 21, 17, 29, (2, 3, 3),
+        gemm_case("nn_padded_gaps" if strided else "nn_padded", trans[0], 21, 17, 29, (2, 3, 3),
               alphas[0], betas[0], batch=3, gaps=gaps[0]),
-        _case(("broadcast_a_" if strided else "") + trans[1].lower(), trans[1], 19, 13, 24,
+        gemm_case(("broadcast_a_" if strided else "") + trans[1].lower(), trans[1], 19, 13, 24,
               (1, 2, 2), alphas[1], betas[1], batch=4, gaps=gaps[1]),
-        _case(trans[2].lower() + "_beta_zero_nan_c", trans[2], 11, 20, 17, (3, 1, 2),
+        gemm_case(trans[2].lower() + "_beta_zero_nan_c", trans[2], 11, 20, 17, (3, 1, 2),
               alphas[2], betas[2], batch=2, gaps=gaps[2]),
-        _case("heldout_" + trans[3].lower(), trans[3], 7, 9, 37, (2, 2, 1), alphas[3],
+        gemm_case("heldout_" + trans[3].lower(), trans[3], 7, 9, 37, (2, 2, 1), alphas[3],
               betas[3], batch=5, gaps=gaps[3], heldout=True),
     ]
     for size in large:
-        cases.append(_case(f"batch32_{size}", "NN", size, size, size, (0, 0, 0), one, half,
+        cases.append(gemm_case(f"batch32_{size}", "NN", size, size, size, (0, 0, 0), one, half,
                            batch=32, gaps=(0, 0, 0) if strided else None, tier=LARGE))
     if strided and large:
         size = large[0]
-        cases.append(_case(f"batch32_{size}_broadcast_a_tn", "TN", size, size, size,
+        cases.append(gemm_case(f"batch32_{size}_broadcast_a_tn", "TN", size, size, size,
                            (0, 0, 0), one, half, batch=32, gaps=(None, 0, 0), tier=LARGE))
     return tuple(cases)
 
 
 # -- inputs ----------------------------------------------------------------------------------
-def _stored(p: Mapping[str, Any]) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(rows, cols) of A and B as stored."""
-    a = (p["m"], p["k"]) if p["transa"] == "N" else (p["k"], p["m"])
-    b = (p["k"], p["n"]) if p["transb"] == "N" else (p["n"], p["k"])
-    return a, b
-
-
-def _lengths(p: Mapping[str, Any]) -> tuple[int, int, int]:
-    """Elements of one A, B and C buffer (a whole strided batch when strides are given)."""
-    (ar, ac), (br, bc) = _stored(p)
-    lengths = [column_major_length(ar, ac, p["lda"]), column_major_length(br, bc, p["ldb"]),
-               column_major_length(p["m"], p["n"], p["ldc"])]
-    if "strideA" in p:
-        for i, key in enumerate(("strideA", "strideB", "strideC")):
-            lengths[i] += p[key] * (p["batch"] - 1)
-    return lengths[0], lengths[1], lengths[2]
 
 
 def _draw(ctx: InputContext, length: int, is_complex: bool, dtype: Any = None,
@@ -161,7 +122,7 @@ def _gemm_inputs(kind: str, is_complex: bool) -> Callable[[InputContext], list[A
     def make(ctx: InputContext) -> list[Any]:
         p = ctx.params
         alpha, beta = scalar(p["alpha"], is_complex), scalar(p["beta"], is_complex)
-        len_a, len_b, len_c = _lengths(p)
+        len_a, len_b, len_c = gemm_lengths(p)
         c_dtype = ctx.torch.float32 if kind == "ex" else None
         head = [p["transa"], p["transb"], p["m"], p["n"], p["k"], alpha]
         if kind == "batched":
@@ -251,7 +212,7 @@ def _gemm_ex_baseline(transa, transb, m, n, k, alpha, a, atype, lda, b, btype, l
     if not c.is_cuda:
         return _gemm_reference("ex", False)(transa, transb, m, n, k, alpha, a, atype, lda, b,
                                              btype, ldb, beta, c, ctype, ldc)
-    (ar, ac), (br, bc) = _stored({"transa": transa, "transb": transb, "m": m, "n": n, "k": k})
+    (ar, ac), (br, bc) = gemm_stored({"transa": transa, "transb": transb, "m": m, "n": n, "k": k})
     va = op(matrix(a, ar, ac, lda), transa)
     vb = op(matrix(b, br, bc, ldb), transb)
     vc = matrix(c, m, n, ldc)
@@ -265,27 +226,6 @@ def _gemm_ex_baseline(transa, transb, m, n, k, alpha, a, atype, lda, b, btype, l
 def _hgemm_baseline(kind: str) -> Callable[..., None]:
     """Torch's native fp16 GEMM (cuBLAS's fp16 path), the timed baseline for Hgemm."""
     return _gemm_reference(kind, False, fp32_once=False)
-
-
-# -- counts ----------------------------------------------------------------------------------
-def _gemm_flops(is_complex: bool) -> Callable[[Mapping[str, Any]], float]:
-    per_term = 8.0 if is_complex else 2.0  # a complex multiply-add is 8 real flops
-    return lambda p: per_term * p.get("batch", 1) * p["m"] * p["n"] * p["k"]
-
-
-def _gemm_bytes(is_complex: bool, c_itemsize: int | None = None
-                ) -> Callable[[Mapping[str, Any], int], float]:
-    """A and B read once (a broadcast A once in all), C read unless beta == 0, C written."""
-
-    def count(p: Mapping[str, Any], size: int) -> float:
-        batch = p.get("batch", 1)
-        batch_a = 1 if p.get("strideA", 1) == 0 else batch
-        reals = 2 if is_complex else 1
-        inputs = (batch_a * p["m"] * p["k"] + batch * p["k"] * p["n"]) * reals * size
-        c_passes = 1 if beta_is_zero(p) else 2
-        return inputs + c_passes * batch * p["m"] * p["n"] * reals * (c_itemsize or size)
-
-    return count
 
 
 # -- specs -----------------------------------------------------------------------------------
@@ -357,8 +297,8 @@ def _gemm_spec(name: str, kind: str, cases: tuple[ShapeCase, ...], entry: str) -
         reference=_gemm_reference(kind, is_complex, fp32_once=half),
         make_inputs=_gemm_inputs(kind, is_complex),
         cases=cases,
-        flops=_gemm_flops(is_complex),
-        bytes_moved=_gemm_bytes(is_complex),
+        flops=gemm_flops(is_complex),
+        bytes_moved=gemm_bytes(is_complex),
         tags=tuple(tags),
         mutated_args=mutated,
         reduce_dim=lambda p: p["k"],
@@ -384,8 +324,8 @@ def _gemm_ex_spec() -> OperatorSpec:
         reference=_gemm_reference("ex", False),
         make_inputs=_gemm_inputs("ex", False),
         cases=GEMM_EX_CASES,
-        flops=_gemm_flops(False),
-        bytes_moved=_gemm_bytes(False, c_itemsize=4),
+        flops=gemm_flops(False),
+        bytes_moved=gemm_bytes(False, c_itemsize=4),
         dtypes=("float16", "bfloat16"),
         tags=(FAMILY, "gemm", "mixed_precision"),
         mutated_args=(13,),
