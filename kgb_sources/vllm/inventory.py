@@ -79,8 +79,6 @@ LEFT_OUT: dict[str, str] = {
                         "quantisation of the activations, which kgb has not yet written down"),
     "ggml_mul_mat_vec_a8": ("not yet modelled: as ggml_mul_mat_a8"),
     "convert_vertical_slash_indexes": "not yet in kgb",
-    "rms_norm_per_block_quant": "not yet in kgb",
-    "fused_qk_norm_rope": "not yet in kgb",
     "awq_gemm": "not yet in kgb",
     "cutlass_scaled_mm": "not yet in kgb",
     "cutlass_scaled_mm_azp": "not yet in kgb",
@@ -88,7 +86,6 @@ LEFT_OUT: dict[str, str] = {
     "gptq_gemm": "not yet in kgb",
     "gptq_shuffle": "not yet in kgb",
     "hadacore_transform": "not yet in kgb",
-    "moe_lora_align_block_size": "not yet in kgb",
 }
 
 
