@@ -9,7 +9,8 @@ import pytest
 from kgb_core.evaluation import verdicts
 from kgb_core.plugins import load_registry
 
-OPS = ("rms_norm_per_block_quant", "fused_qk_norm_rope", "moe_lora_align_block_size")
+OPS = ("rms_norm_per_block_quant", "fused_qk_norm_rope", "moe_lora_align_block_size",
+       "convert_vertical_slash_indexes")
 SPECS = {spec.name: spec for spec in load_registry().operators(["vllm"]) if spec.name in OPS}
 
 REJECTED = (verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE, verdicts.HELDOUT_FAILED,
@@ -109,7 +110,25 @@ MUTANTS = {
     "lora_align_zero_filler": (
         "moe_lora_align_block_size", "tl.full([BLOCK], -1, tl.int32)",
         "tl.full([BLOCK], 0, tl.int32)"),
+    # Non-causal: the last vertical, pending when the verticals run out, never recorded.
+    "vertical_slash_drops_last_vertical": (
+        "convert_vertical_slash_indexes", "if (v == nnz_v) & (v_idx < kv_len):",
+        "if (v == nnz_v) & (v_idx < 0):"),
+    # Every vertical recorded as a column, also those inside a block range already visited.
+    "vertical_slash_columns_inside_ranges": (
+        "convert_vertical_slash_indexes", "if v_idx < range_start:", "if v_idx < range_end:"),
 }
+
+
+def test_vertical_slash_cases_stay_inside_their_buffers():
+    """vLLM writes block_offset without a bound: a case with more blocks than NNZ_S would have
+    it write into the next row. The reference raises there; no case (over seeds) does."""
+    from kgb_core.operators import SMALL, InputContext
+
+    spec = SPECS["convert_vertical_slash_indexes"]
+    for case in spec.cases_in([SMALL]):
+        for seed in range(6):
+            spec.reference(*spec.make_inputs(InputContext(case, "int32", seed, "cpu")))
 
 
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
