@@ -10,7 +10,8 @@ from kgb_core.evaluation import verdicts
 from kgb_core.plugins import load_registry
 
 OPS = ("rms_norm_per_block_quant", "fused_qk_norm_rope", "moe_lora_align_block_size",
-       "convert_vertical_slash_indexes")
+       "convert_vertical_slash_indexes", "cutlass_scaled_mm", "cutlass_scaled_mm_azp",
+       "hadacore_transform", "gptq_gemm", "gptq_shuffle", "awq_gemm", "ggml_dequantize")
 SPECS = {spec.name: spec for spec in load_registry().operators(["vllm"]) if spec.name in OPS}
 
 REJECTED = (verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE, verdicts.HELDOUT_FAILED,
@@ -117,6 +118,36 @@ MUTANTS = {
     # Every vertical recorded as a column, also those inside a block range already visited.
     "vertical_slash_columns_inside_ranges": (
         "convert_vertical_slash_indexes", "if v_idx < range_start:", "if v_idx < range_end:"),
+    # Per-channel weight scales read as one per-tensor scale.
+    "scaled_mm_ignores_per_channel": (
+        "cutlass_scaled_mm", "PER_CHANNEL=scale_b.numel() > 1", "PER_CHANNEL=False"),
+    # The bias dropped.
+    "scaled_mm_drops_bias": ("cutlass_scaled_mm", "HAS_BIAS=bias is not None",
+                             "HAS_BIAS=False"),
+    # A per-token zero point applied as if azp_adj already held it (the per-tensor rule).
+    "azp_per_token_as_per_tensor": (
+        "cutlass_scaled_mm_azp", "PER_TOKEN_AZP=azp is not None", "PER_TOKEN_AZP=False"),
+    # The unnormalised transform (entries +-1 instead of +-1/sqrt(n)).
+    "hadamard_unnormalised": ("hadacore_transform", "rows, 1.0 / n ** 0.5", "rows, 1.0"),
+    # inplace=True not honoured: the result is returned but x keeps its old values.
+    "hadamard_ignores_inplace": ("hadacore_transform", "    if inplace:\n",
+                                 "    if False:\n"),
+    # GPTQ v1's stored zero - 1 read as the zero itself.
+    "gptq_gemm_v1_zero_offset_forgotten": (
+        "gptq_gemm", "ZERO_OFFSET=0 if use_v2_format else 1", "ZERO_OFFSET=0"),
+    # act-order's q_perm ignored: only the nibbles are permuted.
+    "gptq_shuffle_ignores_perm": ("gptq_shuffle", "HAS_PERM=q_perm.numel() > 0",
+                                  "HAS_PERM=False"),
+    # Nibbles left in row order (no exllama permutation).
+    "gptq_shuffle_plain_nibbles": ("gptq_shuffle", "slot = (r % 2) * 4 + r // 2",
+                                   "slot = r"),
+    # AWQ words read in plain nibble order instead of AWQ's interleaved one.
+    "awq_plain_nibble_order": ("awq_gemm", "shift = ((j % 2) * 4 + j // 2) * 4",
+                               "shift = j * 4"),
+    # GGML nibbles read interleaved (value 2i low, 2i + 1 high) instead of low half first.
+    "ggml_interleaved_nibbles": ("ggml_dequantize",
+                                 "q = tl.where(j < 16, byte & 0xF, byte >> 4)",
+                                 "q = tl.where(j % 2 == 0, byte & 0xF, byte >> 4)"),
 }
 
 
@@ -136,3 +167,29 @@ def test_plausible_wrong_kernel_is_rejected(cpu_evaluator, mutant):
     name, old, new = MUTANTS[mutant]
     result = cpu_evaluator.evaluate(f"vllm.{name}", _mutant(name, old, new))
     assert result.verdict in REJECTED, f"{mutant}: {result.verdict}: {result.message}"
+
+
+def test_hadamard_reference_is_the_normalised_sylvester_matrix():
+    import torch
+
+    spec = SPECS["hadacore_transform"]
+    h = torch.ones(1, 1)
+    while h.shape[0] < 16:
+        h = torch.cat([torch.cat([h, h], 1), torch.cat([h, -h], 1)], 0)
+    x = torch.randn(3, 16, generator=torch.Generator().manual_seed(0))
+    got = spec.reference(x.clone(), False).float()
+    assert torch.allclose(got, x @ h / 4.0, atol=1e-6)
+
+
+def test_packed_formats_round_trip_through_the_references():
+    """The GPTQ and AWQ packers the inputs use agree with the unpackers the references use,
+    and AWQ's interleaved order differs from the plain one."""
+    import torch
+
+    from kgb_sources.vllm import wquant
+
+    values = torch.randint(0, 16, (16, 24), generator=torch.Generator().manual_seed(1))
+    assert torch.equal(wquant._unpack_rows(wquant._pack_along_rows(values, 4), 4), values)
+    awq = wquant._pack_along_cols(values, 4, wquant.AWQ_ORDER)
+    assert torch.equal(wquant._unpack_cols(awq, 4, wquant.AWQ_ORDER), values)
+    assert not torch.equal(wquant._unpack_cols(awq, 4), values)

@@ -19,7 +19,7 @@ from kgb_sources.vllm.inventory import PUBLISHED_SPECS, PUBLISHED_TAG
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
 FAMILIES = ("activation", "norm", "rotary", "quant", "kv_cache", "attention", "moe", "sampling",
-            "mamba", "spec_decode", "lora")
+            "mamba", "spec_decode", "lora", "wquant")
 
 
 def build_operators() -> list[OperatorSpec]:

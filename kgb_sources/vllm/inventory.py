@@ -78,13 +78,6 @@ LEFT_OUT: dict[str, str] = {
     "ggml_mul_mat_a8": ("not yet modelled: the result depends on vLLM's on-the-fly q8_1 "
                         "quantisation of the activations, which kgb has not yet written down"),
     "ggml_mul_mat_vec_a8": ("not yet modelled: as ggml_mul_mat_a8"),
-    "awq_gemm": "not yet in kgb",
-    "cutlass_scaled_mm": "not yet in kgb",
-    "cutlass_scaled_mm_azp": "not yet in kgb",
-    "ggml_dequantize": "not yet in kgb",
-    "gptq_gemm": "not yet in kgb",
-    "gptq_shuffle": "not yet in kgb",
-    "hadacore_transform": "not yet in kgb",
 }
 
 
