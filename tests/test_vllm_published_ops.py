@@ -11,7 +11,8 @@ from kgb_core.plugins import load_registry
 
 OPS = ("rms_norm_per_block_quant", "fused_qk_norm_rope", "moe_lora_align_block_size",
        "convert_vertical_slash_indexes", "cutlass_scaled_mm", "cutlass_scaled_mm_azp",
-       "hadacore_transform", "gptq_gemm", "gptq_shuffle", "awq_gemm", "ggml_dequantize")
+       "hadacore_transform", "gptq_gemm", "gptq_shuffle", "awq_gemm", "ggml_dequantize",
+       "ggml_mul_mat_vec_a8", "ggml_mul_mat_a8", "ggml_moe_a8_vec")
 SPECS = {spec.name: spec for spec in load_registry().operators(["vllm"]) if spec.name in OPS}
 
 REJECTED = (verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE, verdicts.HELDOUT_FAILED,
@@ -148,6 +149,18 @@ MUTANTS = {
     "ggml_interleaved_nibbles": ("ggml_dequantize",
                                  "q = tl.where(j < 16, byte & 0xF, byte >> 4)",
                                  "q = tl.where(j % 2 == 0, byte & 0xF, byte >> 4)"),
+    # Activations not quantised to q8_1 (x / d kept unrounded): more accurate than vLLM, and
+    # not what vLLM computes.
+    "ggml_vec_skips_q8_1_rounding": (
+        "ggml_mul_mat_vec_a8", "_round_half_away(x / tl.where(amax == 0, 1.0, d))",
+        "(x / tl.where(amax == 0, 1.0, d))"),
+    # The GEMV's Q5_0 rule (with the block sum) on the tiled GEMM path, which has none.
+    "ggml_mm_uses_the_gemv_q5_0_rule": ("ggml_mul_mat_a8", "mmq=True)\n", "mmq=False)\n"),
+    # Every slot of a token routed to the token's first expert.
+    "ggml_moe_vec_first_expert_only": (
+        "ggml_moe_a8_vec",
+        "w_base = w_ptr + tl.load(ids_ptr + o).to(tl.int64) * expert_stride",
+        "w_base = w_ptr + tl.load(ids_ptr + (o // top_k) * top_k).to(tl.int64) * expert_stride"),
 }
 
 

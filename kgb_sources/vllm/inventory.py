@@ -73,11 +73,11 @@ LEFT_OUT: dict[str, str] = {
     "cutlass_pack_scale_fp8": (
         "packs fp8 group scales into the layout CUTLASS's w4a8 mixed-input GEMM reads "
         "(cutlass::...::compute_memory_reordering_atom), defined by CUTLASS internals"),
-    "ggml_moe_a8": ("not yet modelled: see ggml_mul_mat_a8"),
-    "ggml_moe_a8_vec": ("not yet modelled: see ggml_mul_mat_vec_a8"),
-    "ggml_mul_mat_a8": ("not yet modelled: the result depends on vLLM's on-the-fly q8_1 "
-                        "quantisation of the activations, which kgb has not yet written down"),
-    "ggml_mul_mat_vec_a8": ("not yet modelled: as ggml_mul_mat_a8"),
+    "ggml_moe_a8": (
+        "reads sorted_token_ids/expert_ids aligned (by moe_align_block_size) to vLLM's "
+        "compile-time MoE tile MOE_X (4 on CUDA, 8 on ROCm), so its input contract depends on "
+        "the platform's tile size; its arithmetic is ggml_mul_mat_a8's and its routing "
+        "ggml_moe_a8_vec's, both checked"),
 }
 
 

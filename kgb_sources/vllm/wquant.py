@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase, Tolerance
 
 from kgb_sources.vllm import _quant
-from kgb_sources.vllm._build import vllm_op
+from kgb_sources.vllm._build import kernel_file, vllm_op
 
 HALF_TYPES = ("float16", "bfloat16")
 
@@ -405,9 +405,14 @@ GGML_NAMES = {type_id: name for name, (type_id, _) in GGML_TYPES.items()}
 
 
 def _ggml_inputs(ctx: InputContext) -> list[Any]:
-    torch, p = ctx.torch, ctx.params
-    m, n, kind = p["m"], p["n"], p["type"]
-    type_id, block_bytes = GGML_TYPES[kind]
+    p = ctx.params
+    data = _ggml_inputs_for(ctx, p["m"], p["n"], p["type"])
+    return [data, GGML_TYPES[p["type"]][0], int(p["m"]), int(p["n"]), ctx.dtype]
+
+
+def _ggml_inputs_for(ctx: InputContext, m: int, n: int, kind: str):  # noqa: ANN202
+    torch = ctx.torch
+    _, block_bytes = GGML_TYPES[kind]
     blocks = m * n // 32
     # fp16 deltas (and mins) of realistic size and either sign; random quant bytes.
     d = (ctx.uniform(blocks, 1, low=0.002, high=0.03, dtype=torch.float32)
@@ -419,24 +424,23 @@ def _ggml_inputs(ctx: InputContext) -> list[Any]:
         parts.append(mins.to(torch.float16).view(torch.uint8))
     rest = block_bytes - 2 * len(parts)
     parts.append(ctx.randint(blocks, rest, low=0, high=256, dtype=torch.uint8))
-    data = torch.cat(parts, dim=1).reshape(m, n // 32 * block_bytes)
-    return [data, type_id, int(m), int(n), ctx.dtype]
+    return torch.cat(parts, dim=1).reshape(m, n // 32 * block_bytes)
 
 
-def _ggml_reference(W, quant_type, m, n, dtype):  # noqa: ANN001, ANN202, N803
+def _ggml_blocks(W, rows, cols, kind):  # noqa: ANN001, ANN202, N803
+    """The raw block contents of a GGML matrix: q [rows, cols / 32, 32] (the stored integers:
+    nibbles with the fifth bit for Q5, int8 for Q8_0), d and, for Q4_1/Q5_1, m [rows, cols /
+    32] as float32."""
     import torch
 
-    kind = GGML_NAMES[quant_type]
-    blocks = W.reshape(m * n // 32, -1)
-    d = blocks[:, 0:2].contiguous().view(torch.float16).float()  # [blocks, 1]
-    offset = 2
-    mins = None
+    blocks = W.reshape(rows * cols // 32, -1)
+    d = blocks[:, 0:2].contiguous().view(torch.float16).float().reshape(-1)
+    offset, mins = 2, None
     if kind in ("Q4_1", "Q5_1"):
-        mins = blocks[:, 2:4].contiguous().view(torch.float16).float()
+        mins = blocks[:, 2:4].contiguous().view(torch.float16).float().reshape(-1)
         offset = 4
     if kind == "Q8_0":
-        q = blocks[:, offset:offset + 32].contiguous().view(torch.int8).float()
-        values = q * d
+        q = blocks[:, offset:offset + 32].contiguous().view(torch.int8).long()
     else:
         if kind in ("Q5_0", "Q5_1"):
             qh = blocks[:, offset:offset + 4].long()
@@ -448,14 +452,122 @@ def _ggml_reference(W, quant_type, m, n, dtype):  # noqa: ANN001, ANN202, N803
             j = torch.arange(16, device=W.device)
             low = low | (((high_bits[:, None] >> j) & 1) << 4)
             high = high | (((high_bits[:, None] >> (j + 16)) & 1) << 4)
-        q = torch.cat([low, high], dim=1).float()
-        if kind == "Q4_0":
-            values = (q - 8.0) * d
-        elif kind == "Q5_0":
-            values = (q - 16.0) * d
-        else:
-            values = q * d + mins
+        q = torch.cat([low, high], dim=1)
+    shape = (rows, cols // 32)
+    return (q.reshape(*shape, 32), d.reshape(shape),
+            None if mins is None else mins.reshape(shape))
+
+
+def _ggml_reference(W, quant_type, m, n, dtype):  # noqa: ANN001, ANN202, N803
+    import torch
+
+    kind = GGML_NAMES[quant_type]
+    q, d, mins = _ggml_blocks(W, m, n, kind)
+    q, d = q.float(), d[..., None]
+    if kind == "Q8_0":
+        values = q * d
+    elif kind == "Q4_0":
+        values = (q - 8.0) * d
+    elif kind == "Q5_0":
+        values = (q - 16.0) * d
+    else:
+        values = q * d + mins[..., None]
     return values.reshape(m, n).to(dtype if dtype is not None else torch.float16)
+
+
+# -- GGML GEMV/GEMM with on-the-fly q8_1 activations ------------------------------------------
+def _round_half_away(v):  # noqa: ANN001, ANN202 - C's roundf
+    import torch
+
+    t = torch.trunc(v)
+    return t + torch.sign(v) * ((v - t).abs() >= 0.5).float()
+
+
+def _quantize_q8_1(x):  # noqa: ANN001, ANN202
+    """vLLM's quantize_q8_1 per 32-value block: d = amax / 127 (float32), q = roundf(x / d)
+    (0 when amax is 0), and the block's d and sum(x) stored as fp16."""
+    import torch
+
+    blocks = x.float().reshape(x.shape[0], -1, 32)
+    amax = blocks.abs().amax(dim=-1, keepdim=True)
+    d = amax / 127
+    q = torch.where(amax == 0, torch.zeros_like(blocks), _round_half_away(blocks / d))
+    d16 = d.squeeze(-1).to(torch.float16).float()
+    s16 = blocks.sum(dim=-1).to(torch.float16).float()
+    return q, d16, s16
+
+
+def _half(v):  # noqa: ANN001, ANN202 - a product vLLM forms in fp16 (__hmul2)
+    import torch
+
+    return v.to(torch.float16).float()
+
+
+def _q8_1_matmul(W, X, kind, rows, mmq=False):  # noqa: ANN001, ANN202, N803
+    """out[b, r] = sum over blocks of vLLM's vec_dot_<type>_q8_1 of weight row r and the q8_1
+    blocks of X[b], in float32. mmq: the tiled GEMM path (ggml_mul_mat_a8), whose Q5_0 tiles
+    hold q - 16 and so use d16 * sum((q - 16) * q_x) instead of the block sum s16."""
+    import torch
+
+    cols = X.shape[1]
+    qw, dw, mw = _ggml_blocks(W, rows, cols, kind)
+    qx, dx, sx = _quantize_q8_1(X)
+    sumi = torch.einsum("rkj,bkj->brk", qw.double(), qx.double()).float()  # exact integers
+    dw_, dx_, sx_ = dw[None], dx[:, None, :], sx[:, None, :]
+    if kind == "Q8_0":
+        blockdot = dw_ * dx_ * sumi
+    elif kind == "Q4_0":
+        blockdot = dw_ * (sumi * dx_ - 8.0 * sx_)
+    elif kind == "Q5_0" and mmq:
+        shifted = torch.einsum("rkj,bkj->brk", (qw - 16).double(), qx.double()).float()
+        blockdot = dw_ * dx_ * shifted
+    elif kind == "Q5_0":
+        blockdot = dw_ * (sumi * dx_ - 16.0 * sx_)
+    else:  # Q4_1, Q5_1: d and m multiplied with the activations' d and sum in fp16
+        blockdot = sumi * _half(dw_ * dx_) + _half(mw[None] * sx_)
+    return blockdot.sum(dim=-1)
+
+
+def _mul_mat_vec_a8_reference(W, X, quant_type, row):  # noqa: ANN001, ANN202, N803
+    return _q8_1_matmul(W, X, GGML_NAMES[quant_type], row).to(X.dtype)
+
+
+def _mul_mat_a8_reference(W, X, quant_type, row):  # noqa: ANN001, ANN202, N803
+    return _q8_1_matmul(W, X, GGML_NAMES[quant_type], row, mmq=True).to(X.dtype)
+
+
+def _moe_vec_reference(X, W, topk_ids, top_k, quant_type, row, tokens):  # noqa: ANN001, ANN202, N803
+    import torch
+
+    kind = GGML_NAMES[quant_type]
+    flat = topk_ids.reshape(-1).long()
+    out = torch.empty(flat.numel(), row, dtype=torch.float32, device=X.device)
+    for expert in torch.unique(flat).tolist():
+        slots = (flat == expert).nonzero().reshape(-1)
+        out[slots] = _q8_1_matmul(W[expert], X[slots // top_k], kind, row)
+    return out.to(X.dtype)
+
+
+def _ggml_weight(ctx: InputContext, rows: int, cols: int, kind: str):  # noqa: ANN202
+    return _ggml_inputs_for(ctx, rows, cols, kind)
+
+
+def _mul_mat_inputs(ctx: InputContext) -> list[Any]:
+    p = ctx.params
+    W = _ggml_weight(ctx, p["row"], p["col"], p["type"])  # noqa: N806
+    X = ctx.randn(p["batch"], p["col"])  # noqa: N806
+    return [W, X, GGML_TYPES[p["type"]][0], int(p["row"])]
+
+
+def _moe_vec_inputs(ctx: InputContext) -> list[Any]:
+    torch, p = ctx.torch, ctx.params
+    weights = [_ggml_weight(ctx, p["row"], p["col"], p["type"]) for _ in range(p["experts"])]
+    W = torch.stack(weights)  # noqa: N806 - [experts, row, col / 32 * block_bytes]
+    X = ctx.randn(p["tokens"], p["col"])  # noqa: N806
+    scores = torch.rand((p["tokens"], p["experts"]), generator=ctx.generator)
+    ids = scores.topk(p["top_k"], dim=-1).indices.to(torch.int32).to(ctx.device)
+    return [X, W, ids, int(p["top_k"]), GGML_TYPES[p["type"]][0], int(p["row"]),
+            int(p["tokens"])]
 
 
 GGML_CASES = (
@@ -470,6 +582,88 @@ GGML_CASES = (
     ShapeCase("llama3_8b_q_q8_0", {"m": 4096, "n": 4096, "type": "Q8_0"}, tier=LARGE),
     ShapeCase("qwen2_7b_down_q5_1", {"m": 3584, "n": 18944, "type": "Q5_1"}, tier=LARGE),
 )
+
+
+def _mm_case(name: str, batch: int, row: int, col: int, kind: str, **extra: Any) -> ShapeCase:
+    return ShapeCase(name, {"batch": batch, "row": row, "col": col, "type": kind},
+                     **extra)
+
+
+MUL_MAT_VEC_CASES = (
+    _mm_case("q4_0", 1, 48, 256, "Q4_0"),
+    _mm_case("q8_0", 1, 32, 128, "Q8_0"),
+    _mm_case("q4_1", 1, 40, 96, "Q4_1"),
+    _mm_case("q5_0", 1, 16, 160, "Q5_0"),
+    _mm_case("q5_1", 1, 24, 64, "Q5_1"),
+    _mm_case("heldout_q8_0", 1, 20, 192, "Q8_0", heldout=True),
+    _mm_case("llama3_8b_down_decode_q4_0", 1, 4096, 14336, "Q4_0", tier=LARGE),
+    _mm_case("qwen2_7b_up_decode_q8_0", 1, 18944, 3584, "Q8_0", tier=LARGE),
+)
+
+MUL_MAT_CASES = (
+    _mm_case("q4_0", 5, 48, 256, "Q4_0"),
+    _mm_case("q8_0", 7, 32, 128, "Q8_0"),
+    _mm_case("q4_1", 3, 40, 96, "Q4_1"),
+    _mm_case("q5_0", 4, 16, 160, "Q5_0"),
+    _mm_case("q5_1", 6, 24, 64, "Q5_1"),
+    _mm_case("heldout_q5_0", 9, 20, 64, "Q5_0", heldout=True),
+    _mm_case("llama3_8b_up_prefill_q4_0", 256, 14336, 4096, "Q4_0", tier=LARGE),
+    _mm_case("llama3_8b_o_proj_q5_1", 64, 4096, 4096, "Q5_1", tier=LARGE),
+)
+
+MOE_VEC_CASES = (
+    ShapeCase("q4_0_e4_top2", {"experts": 4, "tokens": 3, "top_k": 2, "row": 32, "col": 128,
+                               "type": "Q4_0"}),
+    ShapeCase("q8_0_e8_top2", {"experts": 8, "tokens": 2, "top_k": 2, "row": 24, "col": 96,
+                               "type": "Q8_0"}),
+    ShapeCase("q5_1_e6_top3", {"experts": 6, "tokens": 2, "top_k": 3, "row": 16, "col": 64,
+                               "type": "Q5_1"}),
+    ShapeCase("heldout_q4_1", {"experts": 5, "tokens": 3, "top_k": 2, "row": 20, "col": 64,
+                               "type": "Q4_1"}, heldout=True),
+    ShapeCase("mixtral_decode_q4_0", {"experts": 8, "tokens": 8, "top_k": 2, "row": 14336,
+                                      "col": 4096, "type": "Q4_0"}, tier=LARGE),
+    ShapeCase("qwen3_30b_a3b_decode_q8_0", {"experts": 128, "tokens": 4, "top_k": 8,
+                                            "row": 768, "col": 2048, "type": "Q8_0"},
+              tier=LARGE),
+)
+
+_MM_WRAPPER = """def kernel(W, X, quant_type, row):  # noqa: N803, ANN001, ANN201
+    batch = X.shape[0]
+    out = torch.empty((batch, row), dtype=X.dtype, device=X.device)
+    _launch(W, X.contiguous(), out, None, row, 1, 0, quant_type, False, batch, mmq=__MMQ__)
+    return out
+"""
+_MOE_WRAPPER = """def kernel(X, W, topk_ids, top_k, quant_type, row, tokens):  # noqa: N803, ANN001, ANN201
+    out = torch.empty((tokens * top_k, row), dtype=X.dtype, device=X.device)
+    _launch(W, X.contiguous(), out, topk_ids.contiguous().view(-1), row, top_k, W.stride(0),
+            quant_type, True, tokens * top_k)
+    return out
+"""
+
+
+def _q8_1_kernel_text(name: str, wrapper: str, mmq: bool = False) -> str:
+    return (kernel_file("_ggml_q8_1").replace("__NAME__", name)
+            .replace("__WRAPPER__", wrapper.replace("__MMQ__", repr(mmq))))
+
+
+# Admits the summation order of a q8_1 block's float32 sum (which can move its fp16 value by
+# one ulp) and of the block partial sums, not a kernel that skips the activation
+# quantisation (about 0.5% of the output off).
+GGML_MM_TOLERANCES = {"float32": Tolerance(rtol=1e-4, atol=5e-3),
+                      "float16": Tolerance(rtol=1e-3, atol=5e-3),
+                      "bfloat16": Tolerance(rtol=8e-3, atol=2e-2)}
+
+Q8_1_RULE = (
+    "X is quantised on the fly to GGML's q8_1, per block of 32 consecutive values: amax = "
+    "max |x|, d = amax / 127 (float32), q = roundf(x / d) (round half away from zero; 0 when "
+    "amax is 0), and the block's d and s = sum(x) (float32 sum) are kept as fp16 (d16, s16). "
+    "Per weight block (d_w fp16, integers q_w as stored: Q4_0/Q4_1 nibbles 0..15, Q5_0/Q5_1 "
+    "five-bit values 0..31, Q8_0 int8; layouts as in ggml_dequantize) and the matching X "
+    "block, with sumi = sum_j q_w[j] * q[j] (exact): Q8_0: d_w * d16 * sumi; Q4_0: d_w * (sumi "
+    "* d16 - 8 * s16); Q5_0: d_w * (sumi * d16 - 16 * s16); Q4_1/Q5_1: sumi * fp16(d_w * d16) "
+    "+ fp16(m_w * s16) (vLLM multiplies these pairs in fp16). The output element is the "
+    "float32 sum over the row's blocks, rounded to X's dtype. Supported types: Q4_0 (2), Q4_1 "
+    "(3), Q5_0 (6), Q5_1 (7), Q8_0 (8). ")
 
 # Every dequantised value is computed exactly in float32 and rounded once: compared exactly.
 EXACT_ALL = {dtype: _quant.EXACT for dtype in ("float32", "float16", "bfloat16")}
@@ -635,5 +829,63 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: p["m"] * p["n"] * (size + GGML_TYPES[p["type"]][1] / 32),
             tags=("quant", "dequant"), tolerance_overrides=EXACT_ALL,
             vllm_callable="vllm._custom_ops.ggml_dequantize",
+        ),
+        vllm_op(
+            "ggml_mul_mat_vec_a8",
+            signature="kernel(W: Tensor, X: Tensor, quant_type: int, row: int) -> Tensor",
+            description=(
+                "vLLM's ggml_mul_mat_vec_a8 (GGUF decode GEMV, csrc/quantization/gguf "
+                "mmvq): W uint8 [row, col / 32 * block_bytes], a GGML matrix of row rows of "
+                "col values; X [1, col] (float32, float16 or bfloat16). Returns a new [1, "
+                "row] tensor of X's dtype, out[0, r] = (weight row r) . X as vLLM computes "
+                "it: " + Q8_1_RULE + "W and X must be left unchanged."),
+            reference=_mul_mat_vec_a8_reference, make_inputs=_mul_mat_inputs,
+            cases=MUL_MAT_VEC_CASES,
+            flops=lambda p: 2 * p["batch"] * p["row"] * p["col"],
+            bytes_moved=lambda p, size: p["row"] * p["col"] * GGML_TYPES[p["type"]][1] / 32
+            + p["batch"] * (p["col"] + p["row"]) * size,
+            tags=("gemm", "quant"), tolerance_overrides=GGML_MM_TOLERANCES,
+            reference_kernel=lambda: _q8_1_kernel_text("ggml_mul_mat_vec_a8", _MM_WRAPPER),
+            vllm_callable="vllm._custom_ops.ggml_mul_mat_vec_a8",
+        ),
+        vllm_op(
+            "ggml_mul_mat_a8",
+            signature="kernel(W: Tensor, X: Tensor, quant_type: int, row: int) -> Tensor",
+            description=(
+                "vLLM's ggml_mul_mat_a8 (GGUF GEMM, csrc/quantization/gguf mmq): W uint8 "
+                "[row, col / 32 * block_bytes], X [batch, col] (float32, float16 or "
+                "bfloat16). Returns a new [batch, row] tensor of X's dtype, out[b, r] = "
+                "(weight row r) . X[b] as vLLM computes it: " + Q8_1_RULE + "Except for Q5_0: "
+                "this tiled path (mmq) loads Q5_0 weights as q_w - 16 and computes d_w * d16 "
+                "* sum_j (q_w[j] - 16) * q[j], without s16. W and X must be left unchanged."),
+            reference=_mul_mat_a8_reference, make_inputs=_mul_mat_inputs,
+            cases=MUL_MAT_CASES,
+            flops=lambda p: 2 * p["batch"] * p["row"] * p["col"],
+            bytes_moved=lambda p, size: p["row"] * p["col"] * GGML_TYPES[p["type"]][1] / 32
+            + p["batch"] * (p["col"] + p["row"]) * size,
+            tags=("gemm", "quant"), tolerance_overrides=GGML_MM_TOLERANCES,
+            reference_kernel=lambda: _q8_1_kernel_text("ggml_mul_mat_a8", _MM_WRAPPER, mmq=True),
+            vllm_callable="vllm._custom_ops.ggml_mul_mat_a8",
+        ),
+        vllm_op(
+            "ggml_moe_a8_vec",
+            signature="kernel(X: Tensor, W: Tensor, topk_ids: Tensor, top_k: int, "
+                      "quant_type: int, row: int, tokens: int) -> Tensor",
+            description=(
+                "vLLM's ggml_moe_a8_vec (GGUF MoE decode, csrc/quantization/gguf moe_vec): "
+                "X [tokens, col] (float32, float16 or bfloat16); W uint8 [experts, row, col / "
+                "32 * block_bytes], one GGML matrix per expert; topk_ids int32 [tokens, "
+                "top_k]. Returns a new [tokens * top_k, row] tensor of X's dtype whose row t "
+                "* top_k + k is expert topk_ids[t, k]'s weights times X[t]: out[t * top_k + "
+                "k, r] = (row r of W[topk_ids[t, k]]) . X[t], as vLLM computes it: "
+                + Q8_1_RULE + "Inputs must be left unchanged."),
+            reference=_moe_vec_reference, make_inputs=_moe_vec_inputs, cases=MOE_VEC_CASES,
+            flops=lambda p: 2 * p["tokens"] * p["top_k"] * p["row"] * p["col"],
+            bytes_moved=lambda p, size: p["experts"] * p["row"] * p["col"]
+            * GGML_TYPES[p["type"]][1] / 32 + p["tokens"] * (p["col"] + p["top_k"] * p["row"])
+            * size,
+            tags=("gemm", "moe", "quant"), tolerance_overrides=GGML_MM_TOLERANCES,
+            reference_kernel=lambda: _q8_1_kernel_text("ggml_moe_a8_vec", _MOE_WRAPPER),
+            vllm_callable="vllm._custom_ops.ggml_moe_a8_vec",
         ),
     ]
