@@ -45,3 +45,17 @@ def test_renamed_targets_are_the_ops_the_wrapper_dispatches_to():
         "dynamic_per_token_scaled_fp8_quant")
     assert inventory.PUBLISHED_TO_KGB["apply_repetition_penalties_cuda"] == (
         "apply_repetition_penalties",)
+
+
+def test_the_listing_has_at_least_fifty_ops_each_with_its_written_args():
+    listed = json.loads(kgb("ops", "--source", "vllm", "--json").stdout)
+    assert len(listed) >= 50
+    for op in listed:
+        assert len(op["writes"]) == len(op["mutated_args"]), op["name"]
+        assert op["has_reference_kernel"], op["name"]
+        assert op["heldout_cases"] >= 1, op["name"]
+        assert any(case["tier"] == "large" for case in op["cases"]), op["name"]
+    by_name = {op["name"]: op for op in listed}
+    assert by_name["moe_lora_align_block_size"]["writes"] == [
+        "sorted_token_ids", "experts_ids", "num_tokens_post_pad"]
+    assert by_name["gptq_shuffle"]["writes"] == ["q_weight"]
