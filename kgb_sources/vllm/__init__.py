@@ -9,14 +9,17 @@ the checker compares those and requires every other argument to come back unchan
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kgb_core import hookimpl
 from kgb_core.operators import OperatorSource, OperatorSpec
 
 from kgb_sources.vllm._build import SOURCE
+from kgb_sources.vllm.inventory import PUBLISHED_SPECS, PUBLISHED_TAG
 
 # Each family is a module with ``operators() -> list[OperatorSpec]``.
 FAMILIES = ("activation", "norm", "rotary", "quant", "kv_cache", "attention", "moe", "sampling",
-            "mamba", "spec_decode", "lora")
+            "mamba", "spec_decode", "lora", "wquant")
 
 
 def build_operators() -> list[OperatorSpec]:
@@ -26,7 +29,9 @@ def build_operators() -> list[OperatorSpec]:
     for family in FAMILIES:
         module = importlib.import_module(f"kgb_sources.vllm.{family}")
         specs.extend(module.operators())
-    return specs
+    # Specs that check an operator of the published KernelGenBench vLLM set (inventory.py).
+    return [replace(spec, tags=spec.tags | {PUBLISHED_TAG}) if spec.name in PUBLISHED_SPECS
+            else spec for spec in specs]
 
 
 @hookimpl

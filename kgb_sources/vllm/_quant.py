@@ -20,6 +20,8 @@ FP8_MAX = 448.0  # torch.finfo(torch.float8_e4m3fn).max, vLLM's quant_type_max o
 # vLLM's min_scaling_factor<c10::Float8_e4m3fn>: 1 / (448 * 512), computed in fp32.
 FP8_MIN_SCALE = 1.0 / (FP8_MAX * 512.0)
 INT8_MAX = 127.0
+# vLLM's min_scaling_factor<int8_t>: std::numeric_limits<float>::epsilon() (2^-23).
+INT8_MIN_SCALE = 2.0 ** -23
 # One e4m3 step: the grid spacing is 2^(e-3) in the binade [2^e, 2^(e+1)), at most 1/8 of the
 # value, and 2^-9 among the subnormals.
 ONE_E4M3_STEP = Tolerance(rtol=0.125, atol=2.0 ** -9)

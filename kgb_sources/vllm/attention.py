@@ -19,7 +19,7 @@ paged_attention_v2.cu, merge_attn_states.cu, vllm/_custom_ops.py, tests/kernels/
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
@@ -324,4 +324,257 @@ def operators() -> list[OperatorSpec]:
             mutated_args=(0, 5),
             vllm_callable="vllm._custom_ops.merge_attn_states",
         ),
+        _convert_vertical_slash_indexes(),
     ]
+
+
+# -- convert_vertical_slash_indexes (MInference sparse prefill) -------------------------------
+# vLLM 0.13, csrc/attention/vertical_slash_index.cu (from MInference): for every (batch, head,
+# row block of block_size_M queries), turn the head's vertical indexes (key columns every query
+# attends to, ascending) and slash indexes (diagonal offsets, descending) into the KV blocks
+# (block_offset, block_count) and the single key columns outside them (column_index,
+# column_count) a block-sparse attention kernel visits. The reference below replays the CUDA
+# kernel's sequential state machine step by step.
+
+class _VerticalSlashOverflow(RuntimeError):
+    """More blocks than NNZ_S slots in a row: vLLM would write into the next row (undefined)."""
+
+
+def _vertical_slash_row(verticals, slashes, q_len, kv_len, start_m, block_m, block_n,
+                        causal):  # noqa: ANN001, ANN202
+    nnz_v, nnz_s = len(verticals), len(slashes)
+    end_m = start_m + block_m
+    shift = kv_len - q_len if causal else kv_len  # where row end_m's diagonal sits in kv
+    blocks: list[int] = []
+    columns: list[int] = []
+
+    def save_blocks(range_start: int, range_end: int) -> None:
+        if range_start >= kv_len:
+            return
+        for idx in range(range_start, min(range_end, kv_len), block_n):
+            blocks.append(idx)
+
+    v, s = 1, 1
+    v_idx, s_idx = verticals[0], slashes[0]
+    while s_idx >= end_m + shift and s < nnz_s:
+        s_idx = slashes[s]
+        s += 1
+    has_slash = not s_idx > end_m + shift
+    s_idx = max(shift + end_m - s_idx, block_m)
+    range_start, range_end = s_idx - block_m, s_idx
+    if not has_slash:
+        if causal:
+            range_start, range_end = shift + end_m, shift + end_m + block_n
+        else:
+            range_start, range_end = kv_len, kv_len + block_n
+    slash_finished = False
+    for _ in range(4 * (nnz_v + nnz_s) + 16):  # the CUDA loop is `while (1)`
+        if v_idx < range_end:
+            if v_idx < range_start:
+                columns.append(v_idx)
+            if v < nnz_v:
+                v_idx = verticals[v]
+                v += 1
+            else:
+                v_idx = end_m + block_n + shift
+            continue
+        if s < nnz_s and (causal or slashes[s] >= start_m):
+            s_idx = max(shift + end_m - slashes[s], block_m)
+            s += 1
+        elif v == nnz_v or (v_idx > range_start and causal):
+            if v == nnz_v and not causal and v_idx < kv_len:
+                columns.append(v_idx)
+            save_blocks(range_start, range_end)
+            break
+        else:
+            if causal:
+                range_start, range_end = shift + end_m, shift + end_m + block_n
+            else:
+                save_blocks(range_start, range_end)
+                range_start, range_end = kv_len, kv_len + block_n
+            slash_finished = True
+        if not slash_finished:
+            if s_idx > range_end + block_m:
+                save_blocks(range_start, range_end)
+                range_start, range_end = s_idx - block_m, s_idx
+            elif s_idx > range_end:
+                range_end += block_m
+    else:
+        raise _VerticalSlashOverflow("the vertical/slash state machine did not finish "
+                                     "(a vertical index at or past kv_seqlen + block_size_N?)")
+    if len(blocks) > nnz_s:
+        raise _VerticalSlashOverflow(f"{len(blocks)} blocks for {nnz_s} slots")
+    return blocks, columns
+
+
+def _vertical_slash_reference(block_count, block_offset, column_count, column_index,  # noqa: ANN001, ANN202
+                              q_seqlens, kv_seqlens, vertical_indexes, slash_indexes,  # noqa: ANN001
+                              context_size, block_size_M, block_size_N, causal):  # noqa: ANN001
+    import torch
+
+    batch, heads, _ = slash_indexes.shape
+    rows = -(-context_size // block_size_M)
+    q_lens, kv_lens = q_seqlens.tolist(), kv_seqlens.tolist()
+    verticals_all, slashes_all = vertical_indexes.tolist(), slash_indexes.tolist()
+    counts = block_count.cpu().clone()
+    offsets = block_offset.cpu().clone()
+    col_counts = column_count.cpu().clone()
+    col_index = column_index.cpu().clone()
+    for b in range(batch):
+        for h in range(heads):
+            for m in range(rows):
+                start_m = m * block_size_M
+                if start_m >= q_lens[b]:
+                    continue  # vLLM leaves the row as it was
+                blocks, columns = _vertical_slash_row(
+                    verticals_all[b][h], slashes_all[b][h], q_lens[b], kv_lens[b], start_m,
+                    block_size_M, block_size_N, causal)
+                counts[b, h, m] = len(blocks)
+                col_counts[b, h, m] = len(columns)
+                if blocks:
+                    offsets[b, h, m, :len(blocks)] = torch.tensor(blocks, dtype=torch.int32)
+                if columns:
+                    col_index[b, h, m, :len(columns)] = torch.tensor(columns,
+                                                                     dtype=torch.int32)
+    block_count.copy_(counts)
+    block_offset.copy_(offsets)
+    column_count.copy_(col_counts)
+    column_index.copy_(col_index)
+
+
+def _vertical_slash_inputs(ctx: InputContext) -> list[Any]:
+    torch, p = ctx.torch, ctx.params
+    q_lens, kv_lens = list(p["q_seqlens"]), list(p["kv_seqlens"])
+    batch, heads, nnz_v, nnz_s = len(q_lens), p["heads"], p["nnz_v"], p["nnz_s"]
+    rows = -(-p["context_size"] // p["block_m"])
+    verticals = torch.empty(batch, heads, nnz_v, dtype=torch.int32)
+    slashes = torch.empty(batch, heads, nnz_s, dtype=torch.int32)
+    for b in range(batch):
+        for h in range(heads):
+            # As vLLM's callers pass them: distinct key columns in ascending order, distinct
+            # diagonal offsets in descending order, all below kv_seqlen.
+            cols = torch.randperm(kv_lens[b], generator=ctx.generator)[:nnz_v]
+            verticals[b, h] = cols.sort().values.to(torch.int32)
+            diag = torch.randperm(kv_lens[b], generator=ctx.generator)[:nnz_s]
+            if p.get("near_diagonal"):  # most attention mass near the diagonal, as in LLMs
+                diag = torch.randperm(min(kv_lens[b], 4 * nnz_s),
+                                      generator=ctx.generator)[:nnz_s]
+            if p.get("far_slashes"):  # offsets in the upper half only: ranges end early
+                low = kv_lens[b] // 2
+                diag = low + torch.randperm(kv_lens[b] - low, generator=ctx.generator)[:nnz_s]
+            slashes[b, h] = diag.sort(descending=True).values.to(torch.int32)
+
+    def garbage(*shape: int):  # noqa: ANN202
+        return ctx.randint(*shape, low=-(2 ** 20), high=2 ** 20, dtype=torch.int32)
+
+    return [garbage(batch, heads, rows), garbage(batch, heads, rows, nnz_s),
+            garbage(batch, heads, rows), garbage(batch, heads, rows, nnz_v),
+            torch.tensor(q_lens, dtype=torch.int32, device=ctx.device),
+            torch.tensor(kv_lens, dtype=torch.int32, device=ctx.device),
+            verticals.to(ctx.device), slashes.to(ctx.device), int(p["context_size"]),
+            int(p["block_m"]), int(p["block_n"]), bool(p["causal"])]
+
+
+def _vertical_slash_compared(_returned: Any, args: Sequence[Any]) -> Any:
+    """The defined part of each output: counts of the row blocks with start_m < q_seqlen, and
+    the first count entries of their offset and column lists. vLLM leaves everything else as
+    it was (its wrapper zero-fills the buffers first), so it is not compared."""
+    import torch
+
+    block_count, block_offset, column_count, column_index, q_seqlens = args[:5]
+    block_m = args[9]
+    batch, heads, rows = block_count.shape
+    live = (torch.arange(rows, device=block_count.device)[None, :] * block_m
+            < q_seqlens.long()[:, None])[:, None, :].expand(batch, heads, rows)
+    views = []
+    for count, values in ((block_count, block_offset), (column_count, column_index)):
+        width = values.shape[-1]
+        shown = torch.where(live, count, torch.zeros_like(count))
+        kept = (torch.arange(width, device=values.device)[None, None, None, :]
+                < shown.long().clamp(0, width)[..., None])
+        views += [shown, torch.where(kept, values, torch.zeros_like(values))]
+    return views
+
+
+VERTICAL_SLASH_CASES = (
+    ShapeCase("causal_prefill", {"q_seqlens": (128, 100), "kv_seqlens": (128, 100),
+                                 "context_size": 128, "heads": 2, "nnz_v": 12, "nnz_s": 16,
+                                 "block_m": 16, "block_n": 16, "causal": True}),
+    ShapeCase("causal_with_context", {"q_seqlens": (64, 96), "kv_seqlens": (160, 200),
+                                      "context_size": 96, "heads": 2, "nnz_v": 20,
+                                      "nnz_s": 24, "block_m": 16, "block_n": 16,
+                                      "causal": True, "near_diagonal": True}),
+    ShapeCase("succ_noncausal", {"q_seqlens": (80, 48), "kv_seqlens": (144, 112),
+                                 "context_size": 80, "heads": 3, "nnz_v": 10, "nnz_s": 16,
+                                 "block_m": 16, "block_n": 32, "causal": False}),
+    ShapeCase("succ_far_slashes", {"q_seqlens": (64, 32), "kv_seqlens": (128, 160),
+                                   "context_size": 64, "heads": 2, "nnz_v": 12, "nnz_s": 8,
+                                   "block_m": 16, "block_n": 16, "causal": False,
+                                   "far_slashes": True}),
+    ShapeCase("rows_past_q_seqlen", {"q_seqlens": (40, 130), "kv_seqlens": (40, 130),
+                                     "context_size": 160, "heads": 1, "nnz_v": 8,
+                                     "nnz_s": 16, "block_m": 32, "block_n": 16,
+                                     "causal": True}),
+    ShapeCase("heldout_mixed", {"q_seqlens": (72, 120), "kv_seqlens": (90, 120),
+                                "context_size": 120, "heads": 2, "nnz_v": 9, "nnz_s": 20,
+                                "block_m": 16, "block_n": 16, "causal": True},
+              heldout=True),
+    ShapeCase("minference_llama3_32k", {"q_seqlens": (32768,), "kv_seqlens": (32768,),
+                                        "context_size": 32768, "heads": 32, "nnz_v": 1000,
+                                        "nnz_s": 6096, "block_m": 64, "block_n": 64,
+                                        "causal": True, "near_diagonal": True}, tier=LARGE),
+    ShapeCase("minference_chunked_8k", {"q_seqlens": (8192, 8192), "kv_seqlens": (16384, 12288),
+                                        "context_size": 8192, "heads": 32, "nnz_v": 1000,
+                                        "nnz_s": 2048, "block_m": 64, "block_n": 64,
+                                        "causal": True}, tier=LARGE),
+)
+
+
+def _convert_vertical_slash_indexes() -> OperatorSpec:
+    def rows(p: Mapping[str, Any]) -> int:
+        return len(p["q_seqlens"]) * p["heads"] * -(-p["context_size"] // p["block_m"])
+
+    return vllm_op(
+        "convert_vertical_slash_indexes",
+        signature="kernel(block_count: Tensor, block_offset: Tensor, column_count: Tensor, "
+                  "column_index: Tensor, q_seqlens: Tensor, kv_seqlens: Tensor, "
+                  "vertical_indexes: Tensor, slash_indexes: Tensor, context_size: int, "
+                  "block_size_M: int, block_size_N: int, causal: bool) -> None",
+        description=(
+            "vLLM's convert_vertical_slash_indexes (torch.ops._C; MInference's "
+            "vertical-and-slash sparse prefill, csrc/attention/vertical_slash_index.cu). "
+            "Inputs: q_seqlens, kv_seqlens int32 [batch]; vertical_indexes int32 [batch, "
+            "heads, NNZ_V] (distinct key columns, ascending, < kv_seqlen); slash_indexes int32 "
+            "[batch, heads, NNZ_S] (distinct diagonal offsets, descending, < kv_seqlen). "
+            "Out-parameters (int32): block_count and column_count [batch, heads, rows], "
+            "block_offset [batch, heads, rows, NNZ_S], column_index [batch, heads, rows, "
+            "NNZ_V], rows = ceil(context_size / block_size_M). Each (batch b, head h, row "
+            "block m) with start_m = m * block_size_M < q_seqlens[b] runs vLLM's sequential "
+            "merge, exactly (with end_m = start_m + M, M = block_size_M, N = block_size_N, "
+            "q/kv the row's lengths, shift = kv - q when causal else kv, V/S the head's "
+            "vertical/slash lists): v = s = 1, v_idx = V[0], s_idx = S[0]; while s_idx >= "
+            "end_m + shift and s < NNZ_S: s_idx = S[s++]; has_slash = !(s_idx > end_m + "
+            "shift); s_idx = max(shift + end_m - s_idx, M); range = [s_idx - M, s_idx), or "
+            "when !has_slash [shift + end_m, shift + end_m + N) (causal) / [kv, kv + N) (not "
+            "causal). Loop: if v_idx < range_end { if v_idx < range_start append v_idx to "
+            "the columns; v_idx = V[v++] if v < NNZ_V else end_m + N + shift } else { if s < "
+            "NNZ_S and (causal or S[s] >= start_m): s_idx = max(shift + end_m - S[s++], M); "
+            "else if v == NNZ_V or (causal and v_idx > range_start): { if !causal and v == "
+            "NNZ_V and v_idx < kv append v_idx to the columns; save(range); stop } else { "
+            "causal: range = [shift + end_m, shift + end_m + N); not causal: save(range), range = [kv, kv + N); "
+            "slash_finished = true }; unless slash_finished (or stopped): if s_idx > "
+            "range_end + M { save(range); range = [s_idx - M, s_idx) } else if s_idx > "
+            "range_end: range_end += M }. save([a, e)): nothing if a >= kv, else append a, a "
+            "+ N, ... while < min(e, kv) to the blocks. The row's blocks go to block_offset[b, "
+            "h, m, :block_count] and its columns to column_index[b, h, m, :column_count]. "
+            "Compared exactly: the counts of the rows with start_m < q_seqlen and the first "
+            "count entries of their lists; everything else is left undefined (vLLM does not "
+            "write it). Inputs must be left unchanged. Returns None."),
+        reference=_vertical_slash_reference, make_inputs=_vertical_slash_inputs,
+        cases=VERTICAL_SLASH_CASES, dtypes=("int32",),
+        flops=lambda p: rows(p) * (p["nnz_v"] + p["nnz_s"]),
+        bytes_moved=lambda p, size: 4 * rows(p) * (2 + p["nnz_v"] + p["nnz_s"]) * 2,
+        tags=("attention", "sparse", "out_param"), mutated_args=(0, 1, 2, 3),
+        compared=_vertical_slash_compared,
+        vllm_callable="torch.ops._C.convert_vertical_slash_indexes",
+    )

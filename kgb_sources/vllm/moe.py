@@ -201,6 +201,111 @@ def _batched_align_reference(max_tokens_per_batch, block_size, expert_num_tokens
     num_tokens_post_pad.fill_(offset)
 
 
+# -- moe_lora_align_block_size ------------------------------------------------------------
+
+LORA_ALIGN_CASES = (
+    ShapeCase("two_loras", {"tokens": 9, "topk": 2, "experts": 8, "block_size": 4,
+                            "max_loras": 2}),
+    ShapeCase("disabled_and_empty_slots", {"tokens": 13, "topk": 4, "experts": 16,
+                                           "block_size": 16, "max_loras": 4,
+                                           "disabled": 2, "empty_slot": 3}),
+    ShapeCase("unmapped_tokens", {"tokens": 11, "topk": 2, "experts": 40, "block_size": 16,
+                                  "max_loras": 3, "unmapped": True}),
+    ShapeCase("e64_top8", {"tokens": 7, "topk": 8, "experts": 64, "block_size": 32,
+                           "max_loras": 2}),
+    ShapeCase("heldout", {"tokens": 10, "topk": 3, "experts": 12, "block_size": 8,
+                          "max_loras": 3, "disabled": 0}, heldout=True),
+    ShapeCase("qwen3_moe_lora_prefill", {"tokens": 2048, "topk": 8, "experts": 128,
+                                         "block_size": 64, "max_loras": 4}, tier=LARGE),
+    ShapeCase("mixtral_lora_decode", {"tokens": 256, "topk": 2, "experts": 8,
+                                      "block_size": 16, "max_loras": 8}, tier=LARGE),
+)
+
+
+def _lora_align_sizes(p: Mapping[str, Any]) -> tuple[int, int]:
+    """max_num_tokens_padded and max_num_m_blocks as vLLM's fused-MoE LoRA path allocates them
+    (numel + num_experts * (block_size - 1), and its ceiling in blocks)."""
+    padded = p["tokens"] * p["topk"] + p["experts"] * (p["block_size"] - 1)
+    return padded, -(-padded // p["block_size"])
+
+
+def _lora_align_inputs(ctx: InputContext) -> list[Any]:
+    torch, p = ctx.torch, ctx.params
+    loras = p["max_loras"]
+    padded, blocks = _lora_align_sizes(p)
+    ids = _routing_ids(ctx, p["tokens"], p["experts"], p["topk"])
+    mapping = ctx.randint(p["tokens"], low=-1 if p.get("unmapped") else 0, high=loras,
+                          dtype=torch.int32)
+    adapter_enabled = torch.ones(loras, dtype=torch.int32, device=ctx.device)
+    if p.get("disabled") is not None:
+        adapter_enabled[p["disabled"]] = 0
+    # Slot s of the launch serves LoRA lora_ids[s]; slots are shuffled so slot != id.
+    lora_ids = torch.randperm(loras, generator=ctx.generator).to(torch.int32).to(ctx.device)
+    if p.get("empty_slot") is not None:
+        lora_ids[p["empty_slot"]] = -1
+    return [ids, mapping, int(p["experts"]), int(p["block_size"]), int(loras), int(padded),
+            int(blocks), _garbage_int(ctx, loras * padded), _garbage_int(ctx, loras * blocks),
+            _garbage_int(ctx, loras), adapter_enabled, lora_ids]
+
+
+def _active_loras(adapter_enabled, lora_ids) -> list[int]:  # noqa: ANN001
+    return [int(i) for i in lora_ids.tolist() if i != -1 and int(adapter_enabled[i]) != 0]
+
+
+def _lora_align_reference(topk_ids, token_lora_mapping, num_experts, block_size, max_loras,  # noqa: ANN001, ANN202
+                          max_num_tokens_padded, max_num_m_blocks, sorted_token_ids,  # noqa: ANN001
+                          experts_ids, num_tokens_post_pad, adapter_enabled, lora_ids):  # noqa: ANN001
+    import torch
+
+    flat = topk_ids.reshape(-1).long()
+    numel, topk = flat.numel(), topk_ids.shape[1]
+    slot_lora = token_lora_mapping.long().repeat_interleave(topk)
+    sorted_rows = sorted_token_ids.view(max_loras, max_num_tokens_padded)
+    block_rows = experts_ids.view(max_loras, max_num_m_blocks)
+    for lora in _active_loras(adapter_enabled, lora_ids):
+        mine = slot_lora == lora
+        counts = torch.bincount(flat[mine], minlength=num_experts)[:num_experts]
+        padded = (counts + block_size - 1) // block_size * block_size
+        starts = torch.cumsum(padded, 0) - padded
+        row = torch.full((max_num_tokens_padded,), numel, dtype=torch.int64)
+        blocks = torch.full((max_num_m_blocks,), -1, dtype=torch.int64)
+        for expert in range(num_experts):
+            start, count = int(starts[expert]), int(counts[expert])
+            row[start:start + count] = (mine & (flat == expert)).nonzero().reshape(-1).cpu()
+            blocks[start // block_size:(start + int(padded[expert])) // block_size] = expert
+        sorted_rows[lora].copy_(row.to(sorted_token_ids.dtype))
+        block_rows[lora].copy_(blocks.to(experts_ids.dtype))
+        num_tokens_post_pad[lora] = int(padded.sum())
+
+
+def _lora_align_compared(_returned: Any, args: Sequence[Any]) -> Any:
+    """Per LoRA row: for an active LoRA, num_tokens_post_pad, its expert_ids row (owners of the
+    used blocks, -1 after them) and its sorted_token_ids row with each expert segment's
+    contents sorted (vLLM fills a segment with atomics) and the sentinel tail; for a LoRA slot
+    the launch skips (lora_ids -1 or adapter disabled), the rows exactly as they were."""
+    import torch
+
+    (topk_ids, _, _, block_size, max_loras, padded_len, blocks_len, sorted_ids, expert_ids,
+     post_pad, adapter_enabled, lora_ids) = args
+    numel = topk_ids.numel()
+    active = set(_active_loras(adapter_enabled, lora_ids))
+    sorted_rows = sorted_ids.view(max_loras, padded_len).long()
+    block_rows = expert_ids.view(max_loras, blocks_len).long()
+    views = [post_pad.clone()]
+    for lora in range(max_loras):
+        sorted_row, block_row = sorted_rows[lora], block_rows[lora]
+        total = int(post_pad[lora])
+        if lora not in active or not (0 <= total <= padded_len and total % block_size == 0):
+            views += [sorted_row.clone(), block_row.clone()]
+            continue
+        owner = block_row[:total // block_size].repeat_interleave(block_size)
+        head = sorted_row[:total]
+        key = owner * (numel + 1 + 2 ** 21) + head.clamp(-2 ** 20, 2 ** 20) + 2 ** 20
+        order = torch.argsort(key, stable=True)
+        views += [torch.cat([head[order], sorted_row[total:]]), block_row.clone()]
+    return views
+
+
 # -- moe_sum --------------------------------------------------------------------------------
 
 MOE_SUM_CASES = (
@@ -444,6 +549,49 @@ def operators() -> list[OperatorSpec]:
             mutated_args=(3, 4, 5),
             compared=_align_compared,
             vllm_callable="vllm._custom_ops.moe_align_block_size",
+        ),
+        vllm_op(
+            "moe_lora_align_block_size",
+            signature="kernel(topk_ids: Tensor, token_lora_mapping: Tensor, num_experts: int, "
+                      "block_size: int, max_loras: int, max_num_tokens_padded: int, "
+                      "max_num_m_blocks: int, sorted_token_ids: Tensor, experts_ids: Tensor, "
+                      "num_tokens_post_pad: Tensor, adapter_enabled: Tensor, "
+                      "lora_ids: Tensor) -> None",
+            description="vLLM's moe_lora_align_block_size (csrc/moe/, used by the fused-MoE "
+                        "LoRA path): moe_align_block_size done separately for each LoRA "
+                        "adapter, over the (token, k) slots of the tokens that adapter serves. "
+                        "topk_ids [num_tokens, topk] int32 expert ids; token_lora_mapping "
+                        "[num_tokens] int32, the adapter of each token (-1: none); "
+                        "adapter_enabled int32 [max_loras] (0 = disabled); lora_ids int32 "
+                        "[max_loras]: launch slot s serves adapter lora_ids[s] (-1: an empty "
+                        "slot). An adapter L is processed when it appears in lora_ids and "
+                        "adapter_enabled[L] != 0. The out-parameters are flat int32 tensors "
+                        "holding one row per adapter id L: sorted_token_ids [max_loras * "
+                        "max_num_tokens_padded], experts_ids [max_loras * max_num_m_blocks], "
+                        "num_tokens_post_pad [max_loras]. For a processed adapter L, with "
+                        "flat slot index i over topk_ids.flatten(), numel = topk_ids.numel(), "
+                        "counting only the slots i with token_lora_mapping[i // topk] == L: "
+                        "expert e's segment holds those i with topk_ids[i] == e, padded with "
+                        "the sentinel numel to a multiple of block_size (no segment for an "
+                        "expert without slots), segments in expert order from position 0; row "
+                        "L of sorted_token_ids is the segments followed by numel in every "
+                        "remaining slot, row L of experts_ids the expert owning each used "
+                        "block and -1 in every block after them, num_tokens_post_pad[L] the "
+                        "padded total. Rows of adapters that are not processed must be left "
+                        "exactly as they were. The order of indices inside one segment is "
+                        "free (compared as a sorted set; vLLM fills it with atomics); all else "
+                        "is compared exactly. Inputs must be left unchanged.",
+            reference=_lora_align_reference,
+            make_inputs=_lora_align_inputs,
+            cases=LORA_ALIGN_CASES,
+            dtypes=_INT,
+            flops=lambda p: 2 * p["tokens"] * p["topk"] * p["max_loras"],
+            bytes_moved=lambda p, size: 4 * p["max_loras"] * (
+                p["tokens"] * p["topk"] + sum(_lora_align_sizes(p)) + 1),
+            tags=("moe", "lora", "routing", "out_param"),
+            mutated_args=(7, 8, 9),
+            compared=_lora_align_compared,
+            vllm_callable="vllm._custom_ops.moe_lora_align_block_size",
         ),
         vllm_op(
             "batched_moe_align_block_size",

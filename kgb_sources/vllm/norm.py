@@ -118,7 +118,7 @@ def _dynamic_per_token_reference(out, input, weight, scales, epsilon, scale_ub, 
         absmax = torch.minimum(absmax, scale_ub.float())
     is_int8 = out.dtype == torch.int8
     qmax = _quant.INT8_MAX if is_int8 else _quant.FP8_MAX
-    min_scale = 1.0 / (qmax * 512.0)
+    min_scale = _quant.INT8_MIN_SCALE if is_int8 else _quant.FP8_MIN_SCALE
     scale = torch.clamp_min(absmax / qmax, torch.tensor(min_scale, dtype=torch.float32).item())
     scales.copy_(scale.reshape(scales.shape))
     if is_int8:
@@ -182,6 +182,90 @@ DYNAMIC_CASES = (
     ShapeCase("deepseek_int8", {"tokens": 256, "hidden": 7168, "eps": 1e-6, "quant": "int8"},
               tier=LARGE),
 )
+
+
+# -- rms_norm_per_block_quant --------------------------------------------------------------
+def _per_block_reference(out, input, weight, scales, epsilon, scale_ub, residual,  # noqa: ANN001
+                         group_size, is_scale_transposed):  # noqa: ANN001, ANN202, A002
+    import torch
+
+    x = input.float()
+    if residual is not None:
+        x = x + residual.float()
+        residual.copy_(x.to(residual.dtype))
+    normed = _normed(x, _rstd(x, epsilon), weight, input.dtype).float()
+    tokens, hidden = normed.shape
+    groups = normed.reshape(tokens, hidden // group_size, group_size)
+    absmax = groups.abs().amax(dim=-1)
+    if scale_ub is not None:
+        absmax = torch.minimum(absmax, scale_ub.float())
+    is_int8 = out.dtype == torch.int8
+    qmax = _quant.INT8_MAX if is_int8 else _quant.FP8_MAX
+    min_scale = _quant.INT8_MIN_SCALE if is_int8 else _quant.FP8_MIN_SCALE
+    scale = torch.clamp_min(absmax / qmax, min_scale)
+    # scales is [tokens, groups], row-major or (is_scale_transposed) a transposed
+    # [groups, tokens] buffer: copy_ honours its strides either way.
+    scales.copy_(scale)
+    per_element = scale.repeat_interleave(group_size, dim=1)
+    if is_int8:
+        out.copy_(_quant.to_int8(normed * torch.reciprocal(per_element)))
+    else:
+        out.copy_(_quant.to_fp8(normed / per_element))
+
+
+def _per_block_inputs(ctx: InputContext) -> list[Any]:
+    torch, p = ctx.torch, ctx.params
+    tokens, hidden, group = p["tokens"], p["hidden"], p["group_size"]
+    int8 = p.get("quant") == "int8"
+    out = (ctx.randint(tokens, hidden, low=-128, high=128, dtype=torch.int8) if int8
+           else _garbage(ctx, torch.float8_e4m3fn))
+    x = _x(ctx)
+    if p.get("zero_group") is not None:
+        row, g = p["zero_group"]
+        x[row, g * group:(g + 1) * group] = 0  # a group of zeros: its scale is the minimum
+    groups = hidden // group
+    if p.get("transposed"):
+        scales = ctx.randn(groups, tokens, scale=100.0, dtype=torch.float32).t()
+    else:
+        scales = ctx.randn(tokens, groups, scale=100.0, dtype=torch.float32)
+    scale_ub = (torch.tensor([p["scale_ub"]], dtype=torch.float32, device=ctx.device)
+                if p.get("scale_ub") else None)
+    residual = None
+    if p.get("residual"):
+        residual = _x(ctx)
+        if p.get("zero_group") is not None:
+            row, g = p["zero_group"]
+            # input + residual is zero over the group: both are zeros there.
+            residual[row, g * group:(g + 1) * group] = 0
+    return [out, x, _weight(ctx), scales, float(p["eps"]), scale_ub, residual, int(group),
+            bool(p.get("transposed", False))]
+
+
+PER_BLOCK_CASES = (
+    ShapeCase("fp8_g128", {"tokens": 5, "hidden": 384, "group_size": 128, "eps": 1e-6,
+                           "quant": "fp8"}),
+    ShapeCase("fp8_transposed_residual_zero_group", {
+        "tokens": 4, "hidden": 256, "group_size": 128, "eps": 1e-5, "quant": "fp8",
+        "transposed": True, "residual": True, "zero_group": (1, 1)}),
+    ShapeCase("fp8_g64_scale_ub", {"tokens": 3, "hidden": 320, "group_size": 64, "eps": 1e-6,
+                                   "quant": "fp8", "scale_ub": 0.9}),
+    ShapeCase("int8_g128_residual_zero_group", {
+        "tokens": 6, "hidden": 256, "group_size": 128, "eps": 1e-6, "quant": "int8",
+        "residual": True, "zero_group": (2, 0)}),
+    ShapeCase("heldout_int8_transposed", {"tokens": 3, "hidden": 192, "group_size": 64,
+                                          "eps": 1e-5, "quant": "int8", "transposed": True},
+              heldout=True),
+    ShapeCase("deepseek_v3_prefill_fp8", {"tokens": 4096, "hidden": 7168, "group_size": 128,
+                                          "eps": 1e-6, "quant": "fp8", "transposed": True,
+                                          "residual": True}, tier=LARGE),
+    ShapeCase("qwen3_decode_int8", {"tokens": 256, "hidden": 4096, "group_size": 128,
+                                    "eps": 1e-6, "quant": "int8"}, tier=LARGE),
+)
+
+
+def _compare_per_block(returned: Any, args: Sequence[Any]) -> Any:
+    # scales at the op's dtype tolerance: a group maximum is a value of the storage dtype.
+    return [_quant.quantized_values(args[0]), args[3].contiguous(), args[6]]
 
 
 # -- what is compared --------------------------------------------------------------------
@@ -295,8 +379,9 @@ def operators() -> list[OperatorSpec]:
                 + RMS_RULE + " Per token: absmax = max |normed|, clamped from above by "
                 "scale_ub[0] when scale_ub (float32 [1], fp8 only) is given; scale = "
                 "max(absmax / qmax, min_scale) with qmax 448 for fp8 and 127 for int8 and "
-                "min_scale = 1 / (448 * 512) for fp8 (vLLM's min_scaling_factor; a token of "
-                "zeros gets it; for int8 no case lets it bind), written to scales[token, 0]. fp8: out = fp8(normed / scale) (divided, not "
+                "min_scale = 1 / (448 * 512) for fp8 and FLT_EPSILON (2^-23) for int8 (vLLM's "
+                "min_scaling_factor; a token of zeros gets it), written to scales[token, 0]. "
+                "fp8: out = fp8(normed / scale) (divided, not "
                 "multiplied by an inverse). int8: out = round(normed * (1 / scale)) with 1 / "
                 "scale computed once in float32. " + _quant.FP8_RULE + " "
                 + _quant.INT8_RULE + " int8 values are compared within one step, scales at "
@@ -310,5 +395,40 @@ def operators() -> list[OperatorSpec]:
             tags=("norm", "quant", "out_param", "inplace"), mutated_args=(0, 3, 6),
             compared=_compare_dynamic,
             vllm_callable="torch.ops._C.rms_norm_dynamic_per_token_quant",
+        ),
+        vllm_op(
+            "rms_norm_per_block_quant",
+            signature="kernel(out: Tensor, input: Tensor, weight: Tensor, scales: Tensor, "
+                      "epsilon: float, scale_ub: Tensor | None, residual: Tensor | None, "
+                      "group_size: int, is_scale_transposed: bool) -> None",
+            description=(
+                "vLLM's rms_norm_per_block_quant (torch.ops._C, under "
+                "vllm._custom_ops.rms_norm_per_block_quant): RMSNorm fused with per-group "
+                "(DeepSeek-style block) dynamic quantisation. input [num_tokens, hidden] "
+                "(contiguous), weight [hidden] (same dtype), hidden a multiple of group_size "
+                "(128 or 64); out [num_tokens, hidden] of dtype torch.float8_e4m3fn or "
+                "torch.int8 (the quantised type is out's dtype). If residual (same shape and "
+                "dtype as input) is given: x = input + residual in float32 and residual <- x "
+                "rounded to the dtype, in place; else x = input. rstd from the squares of the "
+                "unrounded float32 x over the whole row. " + RMS_RULE + " Each row is cut "
+                "into groups of group_size consecutive columns; per group: absmax = max "
+                "|normed|, clamped from above by scale_ub[0] when scale_ub (float32 [1], fp8 "
+                "only) is given; scale = max(absmax / qmax, min_scale), qmax 448 (fp8) or 127 "
+                "(int8), min_scale 1 / (448 * 512) (fp8) or FLT_EPSILON = 2^-23 (int8); "
+                "written to scales[token, group]. scales (float32) is a [num_tokens, hidden / "
+                "group_size] view: row-major, or, when is_scale_transposed, the transpose of a "
+                "contiguous [hidden / group_size, num_tokens] buffer (honour its strides). "
+                "fp8: out = fp8(normed / scale) (a division); int8: out = round(normed * (1 / "
+                "scale)). " + _quant.FP8_RULE + " " + _quant.INT8_RULE + " Quantised values "
+                "are compared within one step, scales at the input dtype's tolerance. Returns "
+                "None; input, weight and scale_ub must be left unchanged."),
+            reference=_per_block_reference, make_inputs=_per_block_inputs,
+            cases=PER_BLOCK_CASES,
+            flops=lambda p: 8 * p["tokens"] * p["hidden"],
+            bytes_moved=lambda p, size: _bytes(p, size, 2 if p.get("residual") else 1,
+                                               1 if p.get("residual") else 0, fp8_writes=1),
+            tags=("norm", "quant", "out_param", "inplace"), mutated_args=(0, 3, 6),
+            compared=_compare_per_block,
+            vllm_callable="torch.ops._C.rms_norm_per_block_quant",
         ),
     ]

@@ -2,7 +2,8 @@
 # residual). x = input (+ residual, summed in fp32; residual <- x rounded to the dtype, in
 # place); rstd over the unrounded fp32 x; normed = (x * rstd rounded to the dtype) * weight,
 # rounded to the dtype; scale = max(min(max|normed|, scale_ub) / qmax, min_scale) per token
-# (qmax 448 and min_scale 1/(448*512) for fp8, qmax 127 for int8), written to scales[token, 0];
+# (qmax 448 and min_scale 1/(448*512) for fp8, qmax 127 and min_scale 2^-23 for int8), written
+# to scales[token, 0];
 # fp8: out = e4m3(clamp(normed / scale)); int8: out = round_half_even(normed * (1 / scale)),
 # saturated. Three passes over the row: squares, max, quantise (the only one that writes).
 import torch
@@ -93,7 +94,7 @@ def kernel(out: torch.Tensor, input: torch.Tensor, weight: torch.Tensor, scales:
         scale_ub if scale_ub is not None else scales,
         residual if residual is not None else source, n, float(epsilon),
         QMAX=127.0 if is_int8 else 448.0,
-        MIN_SCALE=1.0 / (127.0 * 512.0) if is_int8 else 1.0 / (448.0 * 512.0),
+        MIN_SCALE=2.0 ** -23 if is_int8 else 1.0 / (448.0 * 512.0),
         IS_INT8=is_int8, HAS_UB=scale_ub is not None, HAS_RESIDUAL=residual is not None,
         BLOCK=block, num_warps=8 if block >= 2048 else 4)
     return None
