@@ -307,6 +307,36 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
         typer.echo(f"stopped: {outcome.stopped_by_budget}")
 
 
+@app.command("merge")
+def merge_command(stores: List[Path] = typer.Argument(..., help="Result stores to merge (one per machine or chip)."),
+                  output: Path = typer.Option(..., "-o", "--output", help="The merged store (created, or merged into when it exists)."),
+                  prefer: str = typer.Option("error", "--prefer", help="When one run's result for a key differs between stores: error (default: stop, write nothing), newer or older (the row recorded later, or first, wins)."),
+                  as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Merge result stores from several machines into one; idempotent.
+
+    Runs are matched by their uid (kept in every copy of a store), results by (run, op,
+    backend, method, sample): a row already merged, identical, is skipped, so merging twice
+    or merging overlapping stores adds nothing twice. Different runs (other uids) are all
+    kept, with their environments. The same run and key with different content is a
+    conflict: by default nothing is written; --prefer newer|older settles it. Inputs are only
+    read. `kgb report --db OUTPUT` then shows every chip. Full rules: docs/scale-out.md.
+    """
+    from kgb_core.merge import merge_stores
+
+    report = merge_stores(stores, output, prefer=prefer)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    typer.echo(f"merged {len(stores)} store(s) into {output}: {report.runs_added} run(s) and "
+               f"{report.results_added} result(s) added, {report.runs_known} run(s) and "
+               f"{report.results_known} result(s) already there"
+               + (f", {report.results_replaced} replaced" if report.results_replaced else "")
+               + (f", {report.responses_added} cached answer(s) added"
+                  if report.responses_added else ""))
+    for conflict in report.conflicts:
+        typer.echo(f"  conflict (kept the {prefer} row): {conflict}")
+
+
 @app.command("report")
 def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store."),
                    run: Optional[int] = typer.Option(None, "--run", help="Only this run id (default: latest result of every op)."),
