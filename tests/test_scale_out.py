@@ -220,8 +220,10 @@ def test_devices_are_checked_before_anything_runs(registry):
     cpu = registry.backend("cpu")
     assert parse_devices(None, cpu) is None
     assert parse_devices("0,1", cpu) == [0, 1]
+    assert parse_devices("0-1", cpu) == [0, 1]
     assert parse_devices("all", cpu) == list(range(os.cpu_count() or 1))
     for bad, message in (("0,0", "twice"), ("x", "device indices"), ("-1", "device indices"),
+                         ("1-0", "device indices"), ("0-1,1", "twice"),
                          (str(10_000), "there is no device 10000")):
         with pytest.raises(UserError, match=message):
             parse_devices(bad, cpu)

@@ -65,7 +65,7 @@ class SlotUsage:
 
 
 def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
-    """``--devices``: None (one unpinned worker, as before), ``all``, or ``0,1,3``."""
+    """``--devices``: None (one unpinned worker, as before), ``all``, ``0,1,3`` or ``0-3``."""
     if spec is None or spec.strip() == "":
         return None
     spec = spec.strip()
@@ -74,10 +74,19 @@ def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
         if count < 1:
             raise UserError(f"--devices all: backend {backend.label} sees no device")
         return list(range(count))
+    devices: list[int] = []
     try:
-        devices = [int(part) for part in spec.split(",") if part.strip() != ""]
+        for part in (p.strip() for p in spec.split(",")):
+            if "-" in part.lstrip("-"):  # a range: 0-3 is 0,1,2,3
+                first, last = (int(x) for x in part.split("-", 1))
+                if last < first:
+                    raise ValueError(part)
+                devices.extend(range(first, last + 1))
+            elif part:
+                devices.append(int(part))
     except ValueError:
-        raise UserError(f"--devices {spec!r}: give device indices such as 0,1,2,3, or all") from None
+        raise UserError(f"--devices {spec!r}: give device indices such as 0,1,2,3 or 0-3, "
+                        f"or all") from None
     if not devices or any(d < 0 for d in devices):
         raise UserError(f"--devices {spec!r}: give device indices such as 0,1,2,3, or all")
     if len(set(devices)) != len(devices):
