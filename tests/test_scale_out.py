@@ -314,3 +314,25 @@ def test_the_store_is_written_by_the_sweeps_thread_only(tmp_path):
         thread.start()
         thread.join()
     assert errors and "thread" in str(errors[0])
+
+
+def test_torch_device_backends_pin_through_their_vendors_variable(monkeypatch):
+    from kgb_core.backends import Quirks
+    from kgb_core.torch_device import TorchDeviceBackend
+
+    def backend(variable, module="cuda", device_type="cuda"):
+        attributes = {"name": "v", "visible_devices_variable": variable,
+                      "device_module_name": module, "probe": lambda self: None,
+                      "quirks": Quirks(device_type=device_type)}
+        return type("VendorBackend", (TorchDeviceBackend,), attributes)()
+
+    for name in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    # Two variables named (AMD): only the first is set, since ROCR then HIP would narrow twice.
+    assert backend("HIP_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES").device_environment(2) == \
+        {"HIP_VISIBLE_DEVICES": "2"}
+    ascend = backend("ASCEND_RT_VISIBLE_DEVICES", "npu", "npu")
+    assert ascend.device_environment(1) == {"ASCEND_RT_VISIBLE_DEVICES": "1"}
+    assert ascend.ray_resources() == {"resources": {"NPU": 1}}
+    assert backend(None).device_environment(0) is None  # unknown: refuse, never guess
+    assert backend("HIP_VISIBLE_DEVICES").ray_resources() == {"num_gpus": 1}
