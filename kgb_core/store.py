@@ -141,9 +141,11 @@ class ResultStore:
                 self._conn.execute("ALTER TABLE results ADD COLUMN emulates TEXT NOT NULL "
                                    "DEFAULT ''")
             if version < 4:  # version 4 added the run uid that kgb merge keys runs by
-                self._conn.execute("ALTER TABLE runs ADD COLUMN uid TEXT")
-                rows = self._conn.execute(
-                    "SELECT id, created_at, plan_key, environment FROM runs").fetchall()
+                columns = {r["name"] for r in self._conn.execute("PRAGMA table_info(runs)")}
+                if "uid" not in columns:
+                    self._conn.execute("ALTER TABLE runs ADD COLUMN uid TEXT")
+                rows = self._conn.execute("SELECT id, created_at, plan_key, environment "
+                                          "FROM runs WHERE uid IS NULL").fetchall()
                 for row in rows:
                     self._conn.execute("UPDATE runs SET uid=? WHERE id=?", (legacy_run_uid(
                         row["created_at"], row["plan_key"], row["environment"]), row["id"]))
