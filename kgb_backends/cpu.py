@@ -96,6 +96,18 @@ class CpuInterpreterBackend(Backend):
             block.fill_(float("nan"))
             del block
 
+    # On the CPU a "device" is a worker slot: ``--devices 0,1`` runs two interpreter workers
+    # side by side, one candidate each at a time. Nothing is pinned (the interpreter's
+    # timings measure no chip, so two timed candidates on two cores compare nothing anyway).
+    def device_count(self) -> int:
+        return os.cpu_count() or 1
+
+    def device_environment(self, index: int) -> dict[str, str] | None:
+        return {}
+
+    def ray_resources(self) -> dict[str, object]:
+        return {"num_cpus": 1}
+
     def device_name(self) -> str:
         import platform
 

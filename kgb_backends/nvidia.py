@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
+from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks, visible_device
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import EventTimer, Timer, TimingSettings
 
@@ -98,6 +98,15 @@ class NvidiaBackend(Backend):
         import torch
 
         torch.cuda.synchronize()
+
+    def device_count(self) -> int:
+        import torch
+
+        # NVML-based where it can be, so the harness creates no CUDA context of its own.
+        return torch.cuda.device_count()
+
+    def device_environment(self, index: int) -> dict[str, str] | None:
+        return {"CUDA_VISIBLE_DEVICES": visible_device(index, "CUDA_VISIBLE_DEVICES")}
 
     def make_timer(self, settings: TimingSettings) -> Timer:
         return CudaEventTimer(settings)

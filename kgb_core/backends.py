@@ -7,10 +7,12 @@ not import the vendor's runtime; ``probe`` and ``setup`` do that.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 
+from kgb_core.errors import UserError
 from kgb_core.operators import SMALL
 from kgb_core.timing import Timer, TimingSettings
 
@@ -148,6 +150,29 @@ class Backend(ABC):
         """
         return None
 
+    def device_count(self) -> int:
+        """How many devices of this backend the harness sees (what ``--devices all`` means).
+
+        Runs in the harness; GPU backends count devices without creating a context."""
+        return 1
+
+    def device_environment(self, index: int) -> dict[str, str] | None:
+        """Variables that pin a worker process to device ``index`` before it imports anything.
+
+        The worker then sees that one device as device 0, which is what ``setup()`` selects.
+        None (the default) says the backend does not know how to pin a worker, and a sweep on
+        several devices is refused for it rather than run with every worker on one device.
+        """
+        return None
+
+    def ray_resources(self) -> dict[str, Any]:
+        """Ray actor options that reserve one of this backend's devices (``--executor ray``).
+
+        The default asks for one GPU, which Ray's scheduler accounts for and, for NVIDIA (and
+        AMD) GPUs, exposes to the actor through the visible-devices variable it sets itself.
+        """
+        return {"num_gpus": 1}
+
     def worker_limits(self) -> dict[str, int]:
         """rlimits for the worker process, by ``resource`` name (e.g. ``RLIMIT_AS``)."""
         return {}
@@ -170,3 +195,18 @@ class Backend(ABC):
 def backend_label(backend: str, emulates: str | None = "") -> str:
     """The one way a backend is named in results and reports; emulation is always spelled out."""
     return f"{backend} (emulating {emulates})" if emulates else backend
+
+
+def visible_device(index: int, variable: str) -> str:
+    """What to set ``variable`` (``CUDA_VISIBLE_DEVICES``...) to so that a worker sees only the
+    harness's device ``index``: the index itself, or, where the harness's own environment
+    already narrows the devices (``CUDA_VISIBLE_DEVICES=2,3``), the ``index``-th entry of it,
+    since device indices inside the harness count only the visible ones."""
+    already = [entry.strip() for entry in os.environ.get(variable, "").split(",")
+               if entry.strip()]
+    if variable in os.environ and already:
+        if index >= len(already):
+            raise UserError(f"device {index} is not visible: {variable}={os.environ[variable]} "
+                            f"shows {len(already)} device(s)")
+        return already[index]
+    return str(index)

@@ -259,15 +259,27 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable)."),
                 timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate."),
                 samples: Optional[int] = typer.Option(None, "--samples", help="Candidates per operator (pass@k), for methods that take it."),
-                no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only.")) -> None:
-    """Run a sweep: generate with a method, evaluate on a backend, store every result."""
+                no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
+                concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Operators generated at once (threads calling the method's endpoint; default 1)."),
+                devices: Optional[str] = typer.Option(None, "--devices", help="One evaluation worker per device, pinned to it: 0,1,2,3 or all (default: one worker)."),
+                executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray (pip install \"kernelgenbench[ray]\")."),
+                address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster to join (default: a local Ray instance).")) -> None:
+    """Run a sweep: generate with a method, evaluate on a backend, store every result.
+
+    Generation and evaluation overlap: --concurrency operators are generated at once while
+    one worker per device (--devices) evaluates, each device timing one candidate at a time;
+    --executor ray spreads the workers over a Ray cluster. docs/scale-out.md has the details.
+    """
     from kgb_core.store import ResultStore
     from kgb_core.sweep import plan_sweep, run_sweep
 
     config = load_config(config_file) if config_file else RunConfig()
     config = apply_overrides(config, sources=source, ops=op, tags=tag, method=method,
                              backend=backend, emulate=emulate, db=db, seeds=seeds,
-                             timeout_s=timeout)
+                             timeout_s=timeout, concurrency=concurrency, devices=devices,
+                             executor=executor, ray_address=address)
+    if address and config.executor != "ray":
+        raise UserError("--address names a Ray cluster; use it with --executor ray")
     if samples is not None:
         config.method_options = {**config.method_options, "samples": samples}
     if no_timing:
@@ -287,8 +299,42 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
     typer.echo(render_summary(summarize(rows)))
     typer.echo(f"\nrun {outcome.run_id}: {outcome.evaluated} evaluated now, "
                f"{outcome.skipped_done} already done; results in {config.db}")
+    if outcome.wall_s and (len(outcome.usage) > 1 or config.concurrency > 1):
+        typer.echo("evaluation workers: " + "; ".join(
+            f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / outcome.wall_s:.0f}%"
+            for u in outcome.usage) + f" of {outcome.wall_s:.1f} s")
     if outcome.stopped_by_budget:
         typer.echo(f"stopped: {outcome.stopped_by_budget}")
+
+
+@app.command("merge")
+def merge_command(stores: List[Path] = typer.Argument(..., help="Result stores to merge (one per machine or chip)."),
+                  output: Path = typer.Option(..., "-o", "--output", help="The merged store (created, or merged into when it exists)."),
+                  prefer: str = typer.Option("error", "--prefer", help="When one run's result for a key differs between stores: error (default: stop, write nothing), newer or older (the row recorded later, or first, wins)."),
+                  as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Merge result stores from several machines into one; idempotent.
+
+    Runs are matched by their uid (kept in every copy of a store), results by (run, op,
+    backend, method, sample): a row already merged, identical, is skipped, so merging twice
+    or merging overlapping stores adds nothing twice. Different runs (other uids) are all
+    kept, with their environments. The same run and key with different content is a
+    conflict: by default nothing is written; --prefer newer|older settles it. Inputs are only
+    read. `kgb report --db OUTPUT` then shows every chip. Full rules: docs/scale-out.md.
+    """
+    from kgb_core.merge import merge_stores
+
+    report = merge_stores(stores, output, prefer=prefer)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    typer.echo(f"merged {len(stores)} store(s) into {output}: {report.runs_added} run(s) and "
+               f"{report.results_added} result(s) added, {report.runs_known} run(s) and "
+               f"{report.results_known} result(s) already there"
+               + (f", {report.results_replaced} replaced" if report.results_replaced else "")
+               + (f", {report.responses_added} cached answer(s) added"
+                  if report.responses_added else ""))
+    for conflict in report.conflicts:
+        typer.echo(f"  conflict (kept the {prefer} row): {conflict}")
 
 
 @app.command("report")

@@ -21,6 +21,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 DEFAULT_DB = "kgb-results.db"
+EXECUTORS = ("local", "ray")
 
 
 @dataclass
@@ -42,6 +43,12 @@ class RunConfig:
     timing_settings: dict[str, float] = field(default_factory=dict)
     token_budget: int | None = None
     cost_budget_usd: float | None = None
+    # Scale-out (docs/scale-out.md). None of these change what a run is (its plan key), so a
+    # sweep can be resumed with more devices or another executor.
+    concurrency: int = 1            # operators being generated at once (generation threads)
+    devices: str | None = None      # "0,1", "all"; None: one unpinned worker
+    executor: str = "local"         # "local" (worker processes here) or "ray"
+    ray_address: str | None = None  # an existing Ray cluster; None starts a local instance
 
 
 # section -> key -> (RunConfig field, accepted Python types)
@@ -55,6 +62,10 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "db": ("db", (str,)),
         "token_budget": ("token_budget", (int,)),
         "cost_budget_usd": ("cost_budget_usd", (int, float)),
+        "concurrency": ("concurrency", (int,)),
+        "devices": ("devices", (str, list)),
+        "executor": ("executor", (str,)),
+        "ray_address": ("ray_address", (str,)),
     },
     "evaluation": {
         "seeds": ("seeds", (list,)),
@@ -113,6 +124,11 @@ def config_from_mapping(data: dict[str, Any], where: str = "config") -> RunConfi
                                 f"{type(value).__name__}")
             if attribute == "timing_settings":
                 config.timing_settings[key] = value
+            elif attribute == "devices" and isinstance(value, list):
+                if not all(isinstance(d, int) and not isinstance(d, bool) for d in value):
+                    raise UserError(f"{where}: [run] devices must be \"all\", \"0,1\" or a "
+                                    f"list of device indices")
+                config.devices = ",".join(str(d) for d in value)
             else:
                 setattr(config, attribute, value)
     _validate_lists(config, where)
@@ -137,6 +153,11 @@ def _validate_lists(config: RunConfig, where: str) -> None:
         raise UserError(f"{where}: seeds must name at least one seed")
     if config.timeout_s <= 0:
         raise UserError(f"{where}: timeout_s must be positive")
+    if config.concurrency < 1:
+        raise UserError(f"{where}: concurrency must be at least 1")
+    if config.executor not in EXECUTORS:
+        raise UserError(f"{where}: executor {config.executor!r} is not known"
+                        f"{_suggest(config.executor, list(EXECUTORS))}")
 
 
 def apply_overrides(config: RunConfig, **overrides: Any) -> RunConfig:

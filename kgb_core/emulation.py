@@ -102,6 +102,15 @@ class EmulatingBackend(Backend):
     def worker_limits(self) -> dict[str, int]:
         return self.host.worker_limits()
 
+    def device_count(self) -> int:
+        return self.host.device_count()
+
+    def device_environment(self, index: int) -> dict[str, str] | None:
+        return self.host.device_environment(index)
+
+    def ray_resources(self) -> dict[str, Any]:
+        return self.host.ray_resources()
+
     def worker_host_memory_limit(self) -> int | None:
         return self.host.worker_host_memory_limit()
 

@@ -5,6 +5,9 @@ Every result is committed in its own transaction the moment it exists, in WAL mo
 never leaves a half-written row; ``--resume`` reads back what is done. Each run keeps the
 environment it ran in (device, torch, triton, kgb and plugin versions, commit) so any number
 can be traced to where it was made.
+
+Each run also has a ``uid``, made when it starts and kept when the store is copied, so that
+``kgb merge`` (``kgb_core/merge.py``) recognises the same run in stores from several machines.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import datetime as _dt
 import hashlib
 import json
 import sqlite3
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -21,7 +25,7 @@ from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -34,7 +38,8 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at TEXT,
     plan_key TEXT NOT NULL,
     plan TEXT NOT NULL,
-    environment TEXT NOT NULL
+    environment TEXT NOT NULL,
+    uid TEXT
 );
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY,
@@ -70,8 +75,19 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+# Made after any migration: a store older than version 4 has no uid column until then.
+_RUN_UID_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs (uid)"
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def legacy_run_uid(created_at: str, plan_key: str, environment: str) -> str:
+    """The uid given to a run made before runs had one (schema < 4): derived from what the
+    row holds, so every copy of that store gives the run the same uid."""
+    text = json.dumps([created_at, plan_key, environment])
+    return "legacy-" + hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def plan_key(plan: dict[str, Any]) -> str:
@@ -111,6 +127,7 @@ class ResultStore:
             if row is None:
                 self._conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
                                    (str(SCHEMA_VERSION),))
+                self._conn.execute(_RUN_UID_INDEX)
                 return
             version = int(row["value"])
             if version > SCHEMA_VERSION:
@@ -123,9 +140,19 @@ class ResultStore:
             if version < 3:  # version 3 added the emulation label ('' = real hardware)
                 self._conn.execute("ALTER TABLE results ADD COLUMN emulates TEXT NOT NULL "
                                    "DEFAULT ''")
+            if version < 4:  # version 4 added the run uid that kgb merge keys runs by
+                columns = {r["name"] for r in self._conn.execute("PRAGMA table_info(runs)")}
+                if "uid" not in columns:
+                    self._conn.execute("ALTER TABLE runs ADD COLUMN uid TEXT")
+                rows = self._conn.execute("SELECT id, created_at, plan_key, environment "
+                                          "FROM runs WHERE uid IS NULL").fetchall()
+                for row in rows:
+                    self._conn.execute("UPDATE runs SET uid=? WHERE id=?", (legacy_run_uid(
+                        row["created_at"], row["plan_key"], row["environment"]), row["id"]))
             if version < SCHEMA_VERSION:
                 self._conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                    (str(SCHEMA_VERSION),))
+            self._conn.execute(_RUN_UID_INDEX)
 
     def close(self) -> None:
         self._conn.close()
@@ -139,9 +166,9 @@ class ResultStore:
     # -- runs ------------------------------------------------------------------------------
     def start_run(self, plan: dict[str, Any], environment: dict[str, Any]) -> int:
         cursor = self._conn.execute(
-            "INSERT INTO runs(created_at, plan_key, plan, environment) VALUES (?, ?, ?, ?)",
+            "INSERT INTO runs(created_at, plan_key, plan, environment, uid) VALUES (?, ?, ?, ?, ?)",
             (_now(), plan_key(plan), json.dumps(plan, sort_keys=True),
-             json.dumps(environment, sort_keys=True, default=str)))
+             json.dumps(environment, sort_keys=True, default=str), uuid.uuid4().hex))
         return int(cursor.lastrowid)
 
     def latest_run_for(self, plan: dict[str, Any]) -> int | None:
@@ -213,10 +240,16 @@ class ResultStore:
             rows = self._conn.execute("SELECT * FROM results WHERE run_id=? ORDER BY id",
                                       (run_id,)).fetchall()
         else:
+            # Latest by when it was recorded, then by id: in one store the two agree; in a
+            # merged one (kgb merge) ids follow the merge, created_at the machines' clocks.
             rows = self._conn.execute(
                 """SELECT * FROM results WHERE id IN (
-                       SELECT MAX(id) FROM results GROUP BY op, backend, emulates, method,
-                                                            sample)
+                       SELECT id FROM (
+                           SELECT id, ROW_NUMBER() OVER (
+                               PARTITION BY op, backend, emulates, method, sample
+                               ORDER BY created_at DESC, id DESC) AS newest
+                           FROM results)
+                       WHERE newest = 1)
                    ORDER BY id""").fetchall()
         return [dict(row) for row in rows]
 

@@ -1,5 +1,9 @@
 """A sweep: operators x one method x one backend, every result stored as it finishes.
 
+Generation and evaluation are decoupled through a queue (docs/scale-out.md): methods run in
+``concurrency`` threads, their candidates are evaluated by one worker per device, and the
+calling thread alone writes the store.
+
 The plan (what to run) is resolved and checked before anything starts, so a typo in an
 operator name fails in a second, not after an hour. With ``resume`` the latest run with the
 same plan is continued and every (op, backend, method, sample) already stored is skipped.
@@ -7,14 +11,23 @@ same plan is continued and every (op, backend, method, sample) already stored is
 
 from __future__ import annotations
 
+import json
+import queue
+import sqlite3
+import threading
+import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from kgb_core.backends import Backend
+from kgb_core.candidates import Candidate
 from kgb_core.config import RunConfig, validate_method_options
 from kgb_core.environment import describe_environment
 from kgb_core.errors import UserError
 from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
+                                         EvaluationPool, SlotUsage, parse_devices)
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.methods import GenerationContext, Method
@@ -30,6 +43,7 @@ class SweepPlan:
     method: Method
     backend: Backend
     backend_note: str = ""
+    devices: list[int] | None = None  # local executor: the devices to pin workers to
 
     def describe(self) -> dict[str, Any]:
         """What identifies this run for --resume: the work asked for, not where results go."""
@@ -55,13 +69,20 @@ class SweepOutcome:
     skipped_done: int = 0
     results: list[EvalResult] = field(default_factory=list)
     stopped_by_budget: str = ""
+    wall_s: float = 0.0
+    usage: list[SlotUsage] = field(default_factory=list)  # per device slot
 
 
-def _over_budget(config: RunConfig, store: ResultStore, run_id: int) -> str:
-    """What the run has spent, when that reaches its budget; empty while it does not."""
+def _over_budget(config: RunConfig, store: ResultStore, run_id: int,
+                 unrecorded: tuple[int, float] = (0, 0.0)) -> str:
+    """What the run has spent, when that reaches its budget; empty while it does not.
+
+    ``unrecorded``: tokens and dollars of candidates generated but not yet evaluated and
+    stored, which are spent all the same."""
     if config.token_budget is None and config.cost_budget_usd is None:
         return ""
     tokens, cost = store.run_usage(run_id)
+    tokens, cost = tokens + unrecorded[0], cost + unrecorded[1]
     if config.token_budget is not None and tokens >= config.token_budget:
         return f"{tokens} tokens of a {config.token_budget}-token budget"
     if config.cost_budget_usd is not None and cost >= config.cost_budget_usd:
@@ -131,8 +152,15 @@ def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
         raise UserError("the selection matches no operator (check --source/--op/--tag; "
                         "`kgb ops` lists them)")
     unique = list({op.id: op for op in operators}.values())
+    if config.executor == "ray":
+        if config.devices not in (None, "all"):
+            raise UserError("--devices with --executor ray: Ray places one worker on each "
+                            "device of the cluster; leave out --devices (or give all)")
+        devices = None
+    else:
+        devices = parse_devices(config.devices, backend)
     return SweepPlan(config=config, operators=unique, method=method, backend=backend,
-                     backend_note=note)
+                     backend_note=note, devices=devices)
 
 
 def evaluation_settings(config: RunConfig) -> EvaluationSettings:
@@ -141,9 +169,28 @@ def evaluation_settings(config: RunConfig) -> EvaluationSettings:
                               worker_reuse=config.worker_reuse)
 
 
+def make_pool(plan: SweepPlan) -> EvaluationPool:
+    """The evaluation pool the plan's config asks for: local workers per device, or Ray."""
+    config = plan.config
+    settings = evaluation_settings(config)
+    if config.executor == "ray":
+        from kgb_core.ray_executor import RayPool
+
+        return RayPool(plan.backend, settings, address=config.ray_address)
+    return DevicePool(plan.backend, settings, plan.devices)
+
+
 def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume: bool,
               progress_factory: Callable[[int], Progress] = Progress,
-              notes: Callable[[str], None] = lambda message: None) -> SweepOutcome:
+              notes: Callable[[str], None] = lambda message: None,
+              pool: EvaluationPool | None = None) -> SweepOutcome:
+    """Generate and evaluate every pending (operator, sample), storing each result at once.
+
+    Generation runs in ``config.concurrency`` threads; what they make goes to the evaluation
+    pool's queue (one worker per device), so candidates are generated while others are timed.
+    This thread alone writes the store: results, and the answers the methods cache, reach it
+    as events. A ``pool`` given is used instead of the one the config describes (tests).
+    """
     description = plan.describe()
     run_id = store.latest_run_for(description) if resume else None
     done: set[ResultKey] = store.done_keys(run_id) if run_id is not None else set()
@@ -154,74 +201,236 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
     pending = [op for op in plan.operators
                if any(ResultKey(op.id, plan.backend.name, plan.method.name, sample) not in done
                       for sample in range(1 if op.id in denied else samples))]
-    with Evaluator.for_backend(plan.backend, evaluation_settings(plan.config)) as evaluator:
-        worker_info = evaluator.start()
+    pool = pool if pool is not None else make_pool(plan)
+    with pool:
+        worker_infos = pool.start()
         if run_id is None:
-            run_id = store.start_run(description, describe_environment(registry, worker_info))
+            environment = describe_environment(registry, worker_infos[0])
+            environment["evaluation"] = {
+                **pool.describe(), "concurrency": plan.config.concurrency,
+                "workers": [{key: info.get(key) for key in
+                             ("slot", "device_index", "device", "device_name", "host")}
+                            for info in worker_infos]}
+            run_id = store.start_run(description, environment)
         else:
             notes(f"resume: continuing run {run_id}; {len(plan.operators) - len(pending)} "
                   f"operators already done")
         outcome = SweepOutcome(run_id=run_id, resumed=bool(done),
                                skipped_done=len(plan.operators) - len(pending))
-        progress = progress_factory(len(pending))
-        for index, op in enumerate(pending):
-            spent = _over_budget(plan.config, store, run_id)
-            if spent:
-                outcome.stopped_by_budget = (f"budget reached ({spent}); {len(pending) - index} "
-                                             f"operators not attempted; raise the budget and "
-                                             f"run again with --resume")
-                notes(outcome.stopped_by_budget)
-                return outcome
-            results = _run_operator(op, plan, evaluator, store, run_id, done)
-            outcome.results.extend(results)
-            outcome.evaluated += len(results)
-            passed = any(r.passed for r in results)
-            verdict = verdicts.PASS if passed else (results[-1].verdict if results else "done")
-            progress.advance(op.id, verdict, passed=passed)
-    store.finish_run(run_id)
+        started = time.monotonic()
+        _Pipeline(plan, pool, store, run_id, done, outcome, progress_factory(len(pending)),
+                  notes).run(pending)
+        outcome.wall_s = time.monotonic() - started
+        outcome.usage = pool.usage()
+    if not outcome.stopped_by_budget:
+        store.finish_run(run_id)
     return outcome
 
 
-def _run_operator(op: OperatorSpec, plan: SweepPlan, evaluator: Evaluator, store: ResultStore,
-                  run_id: int, done: set[ResultKey]) -> list[EvalResult]:
-    backend, method = plan.backend, plan.method
-    reason = backend.quirks.denied_operators.get(op.id)
-    if reason is not None:  # known not to run there: no prompt, no candidate, no verdict
-        result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
-                            verdict=verdicts.SKIPPED_DENIED, method=method.name, sample=0,
-                            message=f"{op.id} is on the deny-list of {backend.label}: {reason}")
-        store.record(run_id, op.source, result, None)
-        return [result]
-    context = GenerationContext(
-        options=plan.config.method_options, backend_name=backend.name,
-        emulates=backend.emulates,
-        evaluate=lambda source: evaluator.evaluate(op.id, source, method=method.name,
-                                                   sample=-1),
-        cache=store)
-    try:
-        candidates = method.generate(op, backend.quirks, context)
-    except UserError:
-        raise
-    except Exception as error:  # a method failing on one op must not end the sweep
-        candidates = []
-        failure = f"method {method.name!r} failed: {type(error).__name__}: {error}"
-    else:
-        failure = f"method {method.name!r} produced no candidate for {op.id}"
-    if not candidates:
-        result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
-                            verdict=verdicts.NO_CANDIDATE,
-                            message=failure, method=method.name, sample=0)
-        store.record(run_id, op.source, result, None)
-        return [result]
-    results = []
-    for candidate in candidates:
-        if ResultKey(op.id, backend.name, method.name, candidate.sample) in done:
-            continue
-        result = evaluator.evaluate(op.id, candidate.source, method=method.name,
-                                    sample=candidate.sample)
-        store.record(run_id, op.source, result, candidate)
-        results.append(result)
-    return results
+class _ForwardingCache:
+    """The response cache as generation threads see it: reads through a connection of their
+    own, writes sent to the store's thread as events (committed there at once); an answer
+    put but not yet committed is served from memory."""
+
+    def __init__(self, path: Any, events: "queue.Queue[tuple[Any, ...]]") -> None:
+        self._path = str(path)
+        self._events = events
+        self._local = threading.local()
+        self._unwritten: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            if key in self._unwritten:
+                return self._unwritten[key]
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = sqlite3.connect(self._path, timeout=30)
+        row = conn.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        with self._lock:
+            self._unwritten[key] = value
+        self._events.put(("put", key, value))
+
+    def written(self, key: str) -> None:
+        with self._lock:
+            self._unwritten.pop(key, None)
+
+
+class _Pipeline:
+    """One sweep's scheduling: generation threads, evaluation futures, and the store's thread
+    (the caller's) consuming their events."""
+
+    def __init__(self, plan: SweepPlan, pool: EvaluationPool, store: ResultStore, run_id: int,
+                 done: set[ResultKey], outcome: SweepOutcome, progress: Progress,
+                 notes: Callable[[str], None]) -> None:
+        self.plan, self.pool, self.store, self.run_id = plan, pool, store, run_id
+        self.done, self.outcome, self.progress, self.notes = done, outcome, progress, notes
+        self.events: "queue.Queue[tuple[Any, ...]]" = queue.Queue()
+        self.cache = _ForwardingCache(store.path, self.events)
+        self.concurrency = plan.config.concurrency
+        # Generation runs ahead of evaluation by at most this many candidates waiting in the
+        # queue: enough to keep every device busy, bounded so that a fast method does not
+        # generate the whole sweep into memory first.
+        self.backlog_limit = 2 * max(1, pool.slots) + self.concurrency
+        self.generating = 0
+        self.waiting: dict[str, int] = {}  # op id -> its candidates not yet evaluated
+        self.op_results: dict[str, list[EvalResult]] = {}
+        self.unrecorded_tokens, self.unrecorded_cost = 0, 0.0
+        self.jobs = _GenerationThreads(self.concurrency)
+
+    def run(self, pending: list[OperatorSpec]) -> None:
+        todo = deque(pending)
+        try:
+            while True:
+                while (todo and not self.outcome.stopped_by_budget
+                       and self.generating < self.concurrency
+                       and sum(self.waiting.values()) < self.backlog_limit):
+                    spent = _over_budget(self.plan.config, self.store, self.run_id,
+                                         (self.unrecorded_tokens, self.unrecorded_cost))
+                    if spent:
+                        self.outcome.stopped_by_budget = (
+                            f"budget reached ({spent}); {len(todo)} operators not attempted; "
+                            f"raise the budget and run again with --resume")
+                        self.notes(self.outcome.stopped_by_budget)
+                        break
+                    self._start(todo.popleft())
+                if not self.generating and not self.waiting and (
+                        not todo or self.outcome.stopped_by_budget):
+                    return
+                self._handle(self.events.get())
+        finally:
+            self.jobs.stop()
+
+    def _start(self, op: OperatorSpec) -> None:
+        backend, method = self.plan.backend, self.plan.method
+        reason = backend.quirks.denied_operators.get(op.id)
+        if reason is not None:  # known not to run there: no prompt, no candidate, no verdict
+            result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
+                                verdict=verdicts.SKIPPED_DENIED, method=method.name, sample=0,
+                                message=f"{op.id} is on the deny-list of {backend.label}: "
+                                        f"{reason}")
+            self._record(op, result, None)
+            self.op_results[op.id] = [result]
+            self._finish(op)
+            return
+        self.generating += 1
+        self.waiting[op.id] = 0
+        self.op_results[op.id] = []
+        self.jobs.submit(lambda: self._generate(op))
+
+    def _generate(self, op: OperatorSpec) -> None:
+        """In a generation thread: the method's candidates, or why there are none."""
+        backend, method = self.plan.backend, self.plan.method
+
+        def evaluate(source: str) -> EvalResult:  # an agent's turn: first in the queue
+            return self.pool.submit(EvalJob(op.id, source, method.name, -1,
+                                            priority=AGENT_TURN)).result()
+
+        context = GenerationContext(
+            options=self.plan.config.method_options, backend_name=backend.name,
+            emulates=backend.emulates, evaluate=evaluate, cache=self.cache)
+        try:
+            candidates = method.generate(op, backend.quirks, context)
+        except UserError as error:
+            self.events.put(("fatal", error))
+            return
+        except BaseException as error:  # a method failing on one op must not end the sweep
+            self.events.put(("generated", op, [],
+                             f"method {method.name!r} failed: {type(error).__name__}: {error}"))
+            return
+        self.events.put(("generated", op, candidates,
+                         f"method {method.name!r} produced no candidate for {op.id}"))
+
+    def _handle(self, event: tuple[Any, ...]) -> None:
+        kind = event[0]
+        if kind == "put":
+            _, key, value = event
+            self.store.put(key, value)
+            self.cache.written(key)
+        elif kind == "fatal":
+            raise event[1]
+        elif kind == "generated":
+            _, op, candidates, failure = event
+            self.generating -= 1
+            self._generated(op, candidates, failure)
+        elif kind == "evaluated":
+            _, op, candidate, future = event
+            self.waiting[op.id] -= 1
+            result = future.result()  # a pool that fails raises here, ending the sweep
+            self._record(op, result, candidate)
+            self.unrecorded_tokens -= _tokens(candidate)
+            self.unrecorded_cost -= candidate.cost_usd or 0.0
+            self.op_results[op.id].append(result)
+            if not self.waiting[op.id]:
+                self._finish(op)
+
+    def _generated(self, op: OperatorSpec, candidates: list[Candidate], failure: str) -> None:
+        backend, method = self.plan.backend, self.plan.method
+        if not candidates:
+            result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
+                                verdict=verdicts.NO_CANDIDATE, message=failure,
+                                method=method.name, sample=0)
+            self._record(op, result, None)
+            self.op_results[op.id].append(result)
+            self._finish(op)
+            return
+        for candidate in candidates:
+            if ResultKey(op.id, backend.name, method.name, candidate.sample) in self.done:
+                continue
+            future = self.pool.submit(EvalJob(op.id, candidate.source, method.name,
+                                              candidate.sample, priority=FINAL))
+            self.waiting[op.id] += 1
+            self.unrecorded_tokens += _tokens(candidate)
+            self.unrecorded_cost += candidate.cost_usd or 0.0
+            future.add_done_callback(
+                lambda f, op=op, c=candidate: self.events.put(("evaluated", op, c, f)))
+        if not self.waiting[op.id]:
+            self._finish(op)
+
+    def _record(self, op: OperatorSpec, result: EvalResult, candidate: Candidate | None) -> None:
+        self.store.record(self.run_id, op.source, result, candidate)
+        self.outcome.results.append(result)
+        self.outcome.evaluated += 1
+
+    def _finish(self, op: OperatorSpec) -> None:
+        self.waiting.pop(op.id, None)
+        results = self.op_results.pop(op.id, [])
+        passed = any(r.passed for r in results)
+        verdict = verdicts.PASS if passed else (results[-1].verdict if results else "done")
+        self.progress.advance(op.id, verdict, passed=passed)
+
+
+def _tokens(candidate: Candidate) -> int:
+    return (candidate.prompt_tokens or 0) + (candidate.completion_tokens or 0)
+
+
+class _GenerationThreads:
+    """A fixed number of daemon threads running generation jobs: daemons, so that a sweep
+    stopped by an error or ^C does not wait for a model that takes minutes to answer."""
+
+    def __init__(self, count: int) -> None:
+        self._jobs: "queue.Queue[Callable[[], None] | None]" = queue.Queue()
+        self._threads = [threading.Thread(target=self._serve, daemon=True,
+                                          name=f"kgb-generate-{i}") for i in range(count)]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job()
+
+    def stop(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
 
 
 def evaluate_file(registry: Registry, op_id: str, source: str, backend: Backend,

@@ -20,7 +20,7 @@ import os
 import shutil
 from typing import Any
 
-from kgb_core.backends import Backend
+from kgb_core.backends import Backend, visible_device
 from kgb_core.timing import EventTimer, Timer, TimingSettings
 
 
@@ -108,6 +108,32 @@ class TorchDeviceBackend(Backend):
 
     def synchronize(self) -> None:
         self.device_module().synchronize()
+
+    def device_count(self) -> int:
+        return int(self.device_module().device_count())
+
+    def device_environment(self, index: int) -> dict[str, str] | None:
+        """The vendor's visible-devices variable set to the one device; None where it is not
+        known (MetaX, Kunlunxin), so kgb refuses several devices there instead of guessing.
+        Where two variables are named (AMD: HIP and ROCR), only the first is set: setting
+        both to one index would narrow twice (ROCR first picks the device, which HIP then
+        sees as device 0)."""
+        if not self.visible_devices_variable:
+            return None
+        variable = self.visible_devices_variable.split("/")[0].strip()
+        return {variable: visible_device(index, variable)}
+
+    def ray_resources(self) -> dict[str, Any]:
+        """One GPU where the device module is torch.cuda (NVIDIA, AMD and the CUDA-compatible
+        stacks); elsewhere a resource named after the device type (``NPU``, ``MLU``). Ray 2.60
+        detects Ascend NPUs itself as ``NPU`` and sets ASCEND_RT_VISIBLE_DEVICES for the actor
+        (ray/_private/accelerators/npu.py), as it sets HIP_VISIBLE_DEVICES for AMD GPUs; for
+        a type Ray does not know, the nodes must declare it (``ray start --resources
+        '{"MLU": 1}'``) and Ray pins nothing, so declare one a node: with more, two actors
+        would share device 0."""
+        if self.device_module_name == "cuda":
+            return {"num_gpus": 1}
+        return {"resources": {self.quirks.device_type.upper(): 1}}
 
     def make_timer(self, settings: TimingSettings) -> Timer:
         return EventTimer(settings, self.device_module(), f"{self.quirks.device_type}:0",

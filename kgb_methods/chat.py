@@ -7,6 +7,18 @@ through the ``anthropic`` SDK (``provider = "anthropic"``); both are the optiona
 (``max_retries``). Where the endpoint reports no usage, tokens are estimated (about 4
 characters a token) and marked so. Answers are cached by (provider, endpoint, model, messages,
 sampling parameters, sample index) in the run's store, so a resumed sweep spends no tokens twice.
+
+A concurrent sweep (``--concurrency N``) calls one endpoint from several threads. Per endpoint
+(provider and base URL) kgb then keeps, across those threads:
+
+- at most ``max_concurrent_requests`` requests in flight (0: no limit beyond the sweep's
+  concurrency);
+- one shared cool-down: when a request still fails with HTTP 429 after the SDK's own retries
+  (which honour ``Retry-After`` per request, up to two minutes, openai/_base_client.py), every
+  thread waits out the server's ``Retry-After`` (or ``retry-after-ms``; without either, an
+  exponential backoff from 1 s, at most 60 s, with jitter) before its next request, and the
+  request is tried again, up to ``rate_limit_retries`` times, so that a burst of 429s in a long
+  sweep delays answers instead of turning them into ``no_candidate`` rows.
 """
 
 from __future__ import annotations
@@ -14,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
@@ -34,7 +48,11 @@ CHAT_DEFAULTS: dict[str, Any] = {
     "max_retries": 3,
     "template": "triton_kernel",
     "cache": True,
+    "max_concurrent_requests": 0,
+    "rate_limit_retries": 5,
 }
+RATE_LIMIT_STATUS = 429
+MAX_COOL_DOWN_S = 600.0  # a Retry-After longer than this is taken as this
 CHARS_PER_TOKEN = 4  # the estimate used only when an endpoint reports no usage
 
 
@@ -46,6 +64,9 @@ class ChatAnswer:
     estimated: bool
     latency_s: float
     cached: bool = False
+    # Seconds this answer waited in the endpoint's shared 429 cool-down, and how many times.
+    rate_limit_wait_s: float = 0.0
+    rate_limited: int = 0
 
     def cost(self, options: Mapping[str, Any]) -> float:
         return (self.prompt_tokens * float(options["price_input_per_mtok"])
@@ -153,17 +174,116 @@ def chat_options(given: Mapping[str, Any], extra_defaults: Mapping[str, Any],
     return options
 
 
+def _retry_after_s(error: BaseException) -> float | None:
+    """The server's Retry-After (``retry-after-ms`` first, as the SDKs read it), in seconds."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            continue  # an HTTP date; rare for rate limits, left to the backoff
+        if seconds >= 0:
+            return min(seconds, MAX_COOL_DOWN_S)
+    return None
+
+
+class EndpointGate:
+    """What every thread talking to one endpoint shares: a limit on requests in flight and
+    the cool-down after a 429."""
+
+    def __init__(self, limit: int) -> None:
+        self._slots = threading.BoundedSemaphore(limit) if limit > 0 else None
+        self._lock = threading.Lock()
+        self.resume_at = 0.0  # time.monotonic() before which no request is sent
+        self.rate_limited = 0
+
+    def wait_for_cool_down(self) -> float:
+        waited = 0.0
+        while True:
+            with self._lock:
+                remaining = self.resume_at - time.monotonic()
+            if remaining <= 0:
+                return waited
+            time.sleep(remaining)
+            waited += remaining
+
+    def cool_down(self, error: BaseException, attempt: int) -> None:
+        delay = _retry_after_s(error)
+        if delay is None:
+            delay = min(60.0, 2.0 ** attempt) * (1 - 0.25 * random.random())
+        with self._lock:
+            self.rate_limited += 1
+            self.resume_at = max(self.resume_at, time.monotonic() + delay)
+
+    def __enter__(self) -> "EndpointGate":
+        if self._slots is not None:
+            self._slots.acquire()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._slots is not None:
+            self._slots.release()
+
+
+_GATES: dict[tuple[str, str, int], EndpointGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def endpoint_gate(options: Mapping[str, Any]) -> EndpointGate:
+    key = (str(options["provider"]), str(options["base_url"]),
+           int(options["max_concurrent_requests"] or 0))
+    with _GATES_LOCK:
+        if key not in _GATES:
+            _GATES[key] = EndpointGate(key[2])
+        return _GATES[key]
+
+
+def _status(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
 class ChatSession:
-    """One client per set of options, and the answer cache in front of it."""
+    """One client per set of options, and the answer cache in front of it. Thread-safe: a
+    concurrent sweep shares one session between its generation threads."""
 
     def __init__(self) -> None:
         self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
     def _client(self, options: Mapping[str, Any]) -> Any:
         key = json.dumps(options, sort_keys=True, default=str)
-        if key not in self._clients:
-            self._clients[key] = PROVIDERS[options["provider"]](options)
-        return self._clients[key]
+        with self._lock:
+            if key not in self._clients:
+                self._clients[key] = PROVIDERS[options["provider"]](options)
+            return self._clients[key]
+
+    def _chat(self, options: Mapping[str, Any], messages: list[dict[str, str]]) -> ChatAnswer:
+        gate = endpoint_gate(options)
+        client = self._client(options)
+        retries = int(options["rate_limit_retries"])
+        waited, limited = 0.0, 0
+        for attempt in range(retries + 1):
+            waited += gate.wait_for_cool_down()
+            with gate:
+                waited += gate.wait_for_cool_down()  # another thread may have hit a 429
+                try:
+                    answer = client.chat(messages)
+                except Exception as error:
+                    if _status(error) != RATE_LIMIT_STATUS or attempt == retries:
+                        raise
+                    gate.cool_down(error, attempt)
+                    limited += 1
+                    continue
+            answer.rate_limit_wait_s, answer.rate_limited = round(waited, 3), limited
+            return answer
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def ask(self, options: Mapping[str, Any], messages: list[dict[str, str]], sample: int,
             ctx: GenerationContext) -> ChatAnswer:
@@ -177,7 +297,8 @@ class ChatSession:
             hit = ctx.cache.get(cache_key)
             if hit is not None:
                 return ChatAnswer(**{**hit, "cached": True})
-        answer = self._client(options).chat(messages)
+        answer = self._chat(options, messages)
         if use_cache:
-            ctx.cache.put(cache_key, {k: v for k, v in asdict(answer).items() if k != "cached"})
+            ctx.cache.put(cache_key, {k: v for k, v in asdict(answer).items()
+                                      if k not in ("cached", "rate_limit_wait_s", "rate_limited")})
         return answer

@@ -48,7 +48,10 @@ class LlmMethod(Method):
                 cost_usd=answer.cost(options), origin=f"{options['provider']}:{options['model']}",
                 generation={"prompt": prompt, "answer": answer.text,
                             "tokens_estimated": answer.estimated, "cached": answer.cached,
-                            "latency_s": round(answer.latency_s, 3)}))
+                            "latency_s": round(answer.latency_s, 3),
+                            **({"rate_limited": answer.rate_limited,
+                                "rate_limit_wait_s": answer.rate_limit_wait_s}
+                               if answer.rate_limited else {})}))
         return candidates
 
 

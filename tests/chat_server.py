@@ -3,15 +3,19 @@ Anthropic's Messages API on ``.../messages``) from a script.
 
 Each POST takes the next scripted reply: an answer text (with or
 without usage) or an HTTP error status. Every request body is kept for the test to inspect.
+With ``respond`` set, each reply is computed from the request body instead (for concurrent
+callers, whose order is not fixed); ``delay_s`` makes the endpoint slow, and ``arrivals``,
+``in_flight_max`` record when requests came and how many were answered at once.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -19,12 +23,18 @@ class Reply:
     text: str = ""
     status: int = 200
     usage: tuple[int, int] | None = (100, 50)
+    delay_s: float = 0.0
+    # Headers of an error reply; a scripted error says retry-after-ms: 10 unless told otherwise.
+    headers: dict[str, str] | None = None
 
 
 @dataclass
 class ChatServer:
-    script: list[Reply]
+    script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    respond: Callable[[dict[str, Any]], Reply] | None = None
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() of each request
+    in_flight_max: int = 0
 
     def __enter__(self) -> "ChatServer":
         server = self
@@ -35,12 +45,28 @@ class ChatServer:
 
             def do_POST(self) -> None:  # noqa: N802 - the http.server API
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                reply = server.script.pop(0) if server.script else Reply(status=500)
+                with server._lock:
+                    server.requests.append(body)
+                    server.arrivals.append(time.monotonic())
+                    if server.respond is not None:
+                        reply = server.respond(body)
+                    else:
+                        reply = server.script.pop(0) if server.script else Reply(status=500)
+                    server._in_flight += 1
+                    server.in_flight_max = max(server.in_flight_max, server._in_flight)
+                try:
+                    time.sleep(reply.delay_s)
+                    self._reply(body, reply)
+                finally:
+                    with server._lock:
+                        server._in_flight -= 1
+
+            def _reply(self, body: dict[str, Any], reply: Reply) -> None:
                 if reply.status != 200:
                     payload = {"error": {"message": f"scripted {reply.status}",
                                          "type": "scripted"}}
-                    self._send(reply.status, payload, {"retry-after-ms": "10"})
+                    headers = {"retry-after-ms": "10"} if reply.headers is None else reply.headers
+                    self._send(reply.status, payload, headers)
                     return
                 if self.path.endswith("/messages"):  # Anthropic's Messages API
                     self._send(200, self._anthropic(body, reply), {})
@@ -79,6 +105,8 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+        self._lock = threading.Lock()
+        self._in_flight = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

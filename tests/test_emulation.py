@@ -135,8 +135,10 @@ def test_a_store_made_before_emulation_is_read_and_resumed(tmp_path):
         assert store.latest_run_for(plan) == run
         assert len(store.done_keys(run)) == 1
         assert store.results()[0]["emulates"] == ""
+    from kgb_core.store import SCHEMA_VERSION
+
     assert sqlite3.connect(path).execute(
-        "SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("3",)
+        "SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
 
 
 def test_denied_and_all_skipped_operators_leave_correct_pct_alone():

@@ -91,3 +91,24 @@ def test_a_version_1_store_is_migrated_in_place(tmp_path):
         run = store.start_run(PLAN, {})
         store.record(run, "aten", _result(), Candidate(source="s", generation={"prompt": "p"}))
         assert store.results(run)[0]["generation"] == '{"prompt": "p"}'
+
+
+def test_a_version_3_store_gets_run_uids_that_every_copy_agrees_on(tmp_path):
+    from kgb_core.store import SCHEMA_VERSION, legacy_run_uid
+
+    path = tmp_path / "v3.db"
+    with ResultStore(path) as store:
+        store.start_run(PLAN, {"host": "a"})
+    conn = sqlite3.connect(path)
+    conn.executescript("DROP INDEX runs_by_uid; ALTER TABLE runs DROP COLUMN uid; "
+                       "UPDATE meta SET value='3' WHERE key='schema_version';")
+    (created_at, key, environment), = conn.execute(
+        "SELECT created_at, plan_key, environment FROM runs").fetchall()
+    conn.close()
+    with ResultStore(path) as store:
+        (run,) = store.runs()
+        assert run["uid"] == legacy_run_uid(created_at, key, environment)
+        fresh = store.start_run(PLAN, {})
+        assert len({r["uid"] for r in store.runs()}) == 2 and fresh == 2
+    assert sqlite3.connect(path).execute(
+        "SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)

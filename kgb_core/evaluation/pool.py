@@ -237,10 +237,14 @@ class Evaluator:
 
     def __init__(self, backend_name: str, backend_env: dict[str, str],
                  settings: EvaluationSettings, limits: dict[str, int] | None = None,
-                 host_memory_limit: int | None = None, emulates: str = "") -> None:
+                 host_memory_limit: int | None = None, emulates: str = "",
+                 slot: str = "") -> None:
         self.backend_name = backend_name
         self.emulates = emulates
         self.backend_env = backend_env
+        # Where this evaluator's worker runs ("0", "1": a device; "host:1" under Ray), kept
+        # with every result it makes; empty for the single unpinned worker of a plain run.
+        self.slot = slot
         self.limits = limits or {}
         self.host_memory_limit = host_memory_limit
         self.settings = settings
@@ -251,10 +255,21 @@ class Evaluator:
         self.worker_info: dict[str, Any] = {}
 
     @classmethod
-    def for_backend(cls, backend: "Backend", settings: EvaluationSettings) -> "Evaluator":
-        """An evaluator with the backend's worker environment and limits."""
-        return cls(backend.name, backend.worker_environment(), settings, backend.worker_limits(),
-                   backend.worker_host_memory_limit(), emulates=backend.emulates)
+    def for_backend(cls, backend: "Backend", settings: EvaluationSettings,
+                    device: int | None = None, slot: str | None = None) -> "Evaluator":
+        """An evaluator with the backend's worker environment and limits; with ``device``, its
+        worker is pinned to that device (``Backend.device_environment``)."""
+        env = dict(backend.worker_environment())
+        if device is not None:
+            pin = backend.device_environment(device)
+            if pin is None:
+                raise UserError(f"backend {backend.label} does not say how to pin a worker to "
+                                f"one device; run it on one device (leave out --devices)")
+            env.update(pin)
+            env["KGB_DEVICE_INDEX"] = str(device)
+        return cls(backend.name, env, settings, backend.worker_limits(),
+                   backend.worker_host_memory_limit(), emulates=backend.emulates,
+                   slot=slot if slot is not None else ("" if device is None else str(device)))
 
     def __enter__(self) -> "Evaluator":
         return self
@@ -290,6 +305,7 @@ class Evaluator:
         result = self._evaluate(op_id, source)
         result.method, result.sample = method, sample
         result.emulates = self.emulates  # every path, the worker's and the harness's own
+        result.evaluated_on = self.slot
         result.duration_s = time.monotonic() - started
         return result
 
@@ -344,6 +360,16 @@ class Evaluator:
                 or worker.jobs_done >= self.settings.max_jobs_per_worker):
             self._retire_worker(kill=result.verdict in verdicts.RESTART_WORKER_AFTER)
         return result
+
+    def kill_worker(self) -> None:
+        """Kill the worker's process group from any thread (an aborted sweep): a thread that
+        waits in ``evaluate`` sees the worker die and returns; nothing else is touched here."""
+        worker = self._worker
+        if worker is not None and worker.process.poll() is None:
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def close(self) -> None:
         self._retire_worker(kill=False)

@@ -28,6 +28,8 @@ class EvalResult:
     speedup: float | None = None
     duration_s: float = 0.0
     log_tail: str = ""
+    # The device slot (or Ray node and slot) whose worker evaluated it; "" for a plain run.
+    evaluated_on: str = ""
 
     @property
     def passed(self) -> bool:

@@ -66,6 +66,8 @@ def main() -> int:
         "pid": os.getpid(),
         "device": device,
         "device_name": backend.device_name(),
+        # The harness's device index this worker is pinned to (None: not pinned).
+        "device_index": os.environ.get("KGB_DEVICE_INDEX"),
         "emulates": backend.emulates,
         "python": platform.python_version(),
         "torch": torch.__version__,

@@ -1,0 +1,257 @@
+"""Evaluation workers per device, fed from one queue.
+
+A sweep hands every candidate to an ``EvaluationPool`` and gets a future back. The local pool
+keeps one long-lived ``Evaluator`` (one worker process) per device slot, pinned to its device
+through ``Backend.device_environment`` (``CUDA_VISIBLE_DEVICES=1`` for NVIDIA); one thread per
+slot takes the next job from a shared priority queue and runs it to completion before it takes
+another. So a device evaluates one candidate at a time: two timed kernels never share a GPU,
+whatever the sweep's generation concurrency. On the CPU a device is just a worker slot.
+
+An agent's intermediate evaluations (a turn waiting for its verdict) go before final
+candidates, since a generation thread is blocked on each; within a priority, first come first
+served. ``--executor ray`` swaps this pool for ``kgb_core.ray_executor.RayPool``, which keeps
+the same interface.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from abc import ABC, abstractmethod
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from kgb_core.errors import UserError
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.results import EvalResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgb_core.backends import Backend
+
+# Queue priorities: lower goes first.
+AGENT_TURN = 0
+FINAL = 1
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    """One candidate to evaluate: what ``Evaluator.evaluate`` takes."""
+
+    op: str
+    source: str
+    method: str = ""
+    sample: int = 0
+    priority: int = FINAL
+
+
+@dataclass
+class SlotUsage:
+    """What one device slot did: jobs run, seconds spent evaluating, workers started."""
+
+    slot: str
+    jobs: int = 0
+    busy_s: float = 0.0
+    worker_starts: int = 0
+    lost: int = 0  # jobs that were running when the slot's worker (a Ray actor) died
+    # (start, end) of every job, time.monotonic() in the harness: when the device was busy.
+    intervals: list[tuple[float, float]] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"slot": self.slot, "jobs": self.jobs, "busy_s": round(self.busy_s, 3),
+                "worker_starts": self.worker_starts, "lost": self.lost}
+
+
+def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
+    """``--devices``: None (one unpinned worker, as before), ``all``, ``0,1,3`` or ``0-3``."""
+    if spec is None or spec.strip() == "":
+        return None
+    spec = spec.strip()
+    if spec == "all":
+        count = backend.device_count()
+        if count < 1:
+            raise UserError(f"--devices all: backend {backend.label} sees no device")
+        return list(range(count))
+    devices: list[int] = []
+    try:
+        for part in (p.strip() for p in spec.split(",")):
+            if "-" in part.lstrip("-"):  # a range: 0-3 is 0,1,2,3
+                first, last = (int(x) for x in part.split("-", 1))
+                if last < first:
+                    raise ValueError(part)
+                devices.extend(range(first, last + 1))
+            elif part:
+                devices.append(int(part))
+    except ValueError:
+        raise UserError(f"--devices {spec!r}: give device indices such as 0,1,2,3 or 0-3, "
+                        f"or all") from None
+    if not devices or any(d < 0 for d in devices):
+        raise UserError(f"--devices {spec!r}: give device indices such as 0,1,2,3, or all")
+    if len(set(devices)) != len(devices):
+        raise UserError(f"--devices {spec!r} names a device twice; one worker per device")
+    count = backend.device_count()
+    missing = [d for d in devices if d >= count]
+    if missing:
+        raise UserError(f"--devices {spec!r}: backend {backend.label} sees {count} device(s) "
+                        f"(0..{count - 1}); there is no device {missing[0]}")
+    if len(devices) > 1 and backend.device_environment(devices[0]) is None:
+        raise UserError(f"backend {backend.label} does not say how to pin a worker to one "
+                        f"device, so it cannot run on several; leave out --devices")
+    return devices
+
+
+class EvaluationPool(ABC):
+    """Where a sweep's candidates are evaluated. ``submit`` is thread-safe and returns at once."""
+
+    @abstractmethod
+    def start(self) -> list[dict[str, Any]]:
+        """Start every worker; return what each reported about itself (its ``ready`` message)."""
+
+    @abstractmethod
+    def submit(self, job: EvalJob) -> "Future[EvalResult]":
+        """Queue one job; the future's result is its ``EvalResult``."""
+
+    @abstractmethod
+    def usage(self) -> list[SlotUsage]:
+        """Per slot: jobs, busy seconds, worker starts."""
+
+    @property
+    def slots(self) -> int:
+        return len(self.usage())
+
+    def describe(self) -> dict[str, Any]:
+        """What the run's environment records about where it evaluated."""
+        return {"executor": "local"}
+
+    @abstractmethod
+    def close(self, abort: bool = False) -> None:
+        """Stop the workers; with ``abort``, without waiting for queued or running jobs."""
+
+    def __enter__(self) -> "EvaluationPool":
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self.close(abort=exc_type is not None)
+
+
+@dataclass(order=True)
+class _Queued:
+    priority: int
+    sequence: int
+    job: EvalJob | None = field(compare=False)
+    future: "Future[EvalResult] | None" = field(compare=False)
+
+
+class DevicePool(EvaluationPool):
+    """One worker process per device slot, each fed by its own thread from a shared queue."""
+
+    def __init__(self, backend: "Backend", settings: EvaluationSettings,
+                 devices: Sequence[int] | None = None) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.devices: list[int | None] = list(devices) if devices else [None]
+        self._queue: "queue.PriorityQueue[_Queued]" = queue.PriorityQueue()
+        self._sequence = itertools.count()
+        self._evaluators: list[Evaluator] = []
+        self._threads: list[threading.Thread] = []
+        self._usage: list[SlotUsage] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "local",
+                "devices": [d for d in self.devices if d is not None] or None}
+
+    def start(self) -> list[dict[str, Any]]:
+        self._evaluators = [Evaluator.for_backend(self.backend, self.settings, device=device)
+                            for device in self.devices]
+        self._usage = [SlotUsage(slot=e.slot or "0") for e in self._evaluators]
+        # Workers start side by side: each pays torch/triton imports and device setup.
+        errors: list[BaseException] = []
+
+        def start_one(evaluator: Evaluator) -> None:
+            try:
+                evaluator.start()
+            except BaseException as error:  # noqa: BLE001 - reported below, in order
+                errors.append(error)
+
+        starters = [threading.Thread(target=start_one, args=(e,), daemon=True)
+                    for e in self._evaluators]
+        for thread in starters:
+            thread.start()
+        for thread in starters:
+            thread.join()
+        if errors:
+            self.close(abort=True)
+            raise errors[0]
+        for index, evaluator in enumerate(self._evaluators):
+            thread = threading.Thread(target=self._serve, args=(index,), daemon=True,
+                                      name=f"kgb-eval-{evaluator.slot or 0}")
+            thread.start()
+            self._threads.append(thread)
+        return [{**e.worker_info, "slot": e.slot} for e in self._evaluators]
+
+    def submit(self, job: EvalJob) -> "Future[EvalResult]":
+        future: "Future[EvalResult]" = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the evaluation pool is closed")
+            self._queue.put(_Queued(job.priority, next(self._sequence), job, future))
+        return future
+
+    def _serve(self, index: int) -> None:
+        evaluator, usage = self._evaluators[index], self._usage[index]
+        while True:
+            item = self._queue.get()
+            if item.job is None or item.future is None:  # the stop sentinel
+                return
+            if not item.future.set_running_or_notify_cancel():
+                continue
+            started = time.monotonic()
+            result: EvalResult | None = None
+            failure: BaseException | None = None
+            try:
+                result = evaluator.evaluate(item.job.op, item.job.source,
+                                            method=item.job.method, sample=item.job.sample)
+            except BaseException as error:  # noqa: BLE001 - handed to whoever waits on it
+                failure = error
+            ended = time.monotonic()
+            # Accounted before the future resolves, so whoever sees the result sees it counted.
+            usage.busy_s += ended - started
+            usage.jobs += 1
+            usage.intervals.append((started, ended))
+            if failure is not None:
+                item.future.set_exception(failure)
+            else:
+                item.future.set_result(result)
+
+    def usage(self) -> list[SlotUsage]:
+        for evaluator, usage in zip(self._evaluators, self._usage):
+            usage.worker_starts = evaluator.worker_starts
+        return list(self._usage) or [SlotUsage(slot=str(d if d is not None else 0))
+                                     for d in self.devices]
+
+    def close(self, abort: bool = False) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if abort:
+            # Queued jobs are cancelled; running ones end when their worker is killed.
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item.future is not None:
+                    item.future.cancel()
+            for evaluator in self._evaluators:
+                evaluator.kill_worker()
+        for _ in self._threads:
+            self._queue.put(_Queued(1 << 30, next(self._sequence), None, None))
+        for thread in self._threads:
+            thread.join(timeout=None if not abort else 30)
+        for evaluator in self._evaluators:
+            evaluator.close()
