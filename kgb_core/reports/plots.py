@@ -90,6 +90,7 @@ def speedup_distribution(report: ReportData) -> bytes | None:
     if max(values) / min(values) > 20:
         ax.set_xscale("log")
     ax.axvline(1.0, color="0.5", linestyle="--", linewidth=0.8)
+    ax.invert_yaxis()  # top to bottom in the order of the tables
     ax.set_xlabel("speedup of the best passing sample over the baseline")
     ax.set_title("Speedup distribution" + _suffix({r.kind for r in groups}))
     return _png(fig)

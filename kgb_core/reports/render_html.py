@@ -30,6 +30,7 @@ tr:nth-child(even) td { background: #fafafa; }
 img.plot { max-width: 100%; display: block; margin: 0.8em 0; border: 1px solid #eee; }
 details pre { background: #f6f8fa; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 nav a { margin-right: 1em; }
+.scroll { overflow-x: auto; max-width: 100%; }
 """
 
 _PLOTS_OF_SECTION = {
@@ -59,8 +60,8 @@ def table_html(table: Table) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     parts = [f'<h3 id="t-{escape(table.name)}">{escape(table.title)}</h3>']
     if table.rows:
-        parts.append(f'<table id="table-{escape(table.name)}"><thead><tr>{head}</tr></thead>'
-                     f'<tbody>{"".join(body)}</tbody></table>')
+        parts.append(f'<div class="scroll"><table id="table-{escape(table.name)}"><thead><tr>'
+                     f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
     else:
         parts.append('<p class="note">(no rows)</p>')
     if table.note:
