@@ -51,7 +51,9 @@ def sweep(args: argparse.Namespace) -> None:
     specs = [s for s in registry.operators(args.source or []) if s.reference_kernel is not None]
     op_ids = _spread([s.id for s in specs], args.limit) if args.limit else [s.id for s in specs]
     with tempfile.TemporaryDirectory() as scratch:
-        db = Path(scratch) / "throughput.db"
+        # A kept store (--db) may hold earlier runs: this sweep is always a new run in it, and
+        # only that run's rows are counted.
+        db = Path(args.db) if args.db else Path(scratch) / "throughput.db"
         command = [sys.executable, "-m", "kgb_core", "run", "--method", "reference",
                    "--backend", args.backend, "--seed", "0", "--db", str(db)]
         if args.no_timing:
@@ -66,7 +68,8 @@ def sweep(args: argparse.Namespace) -> None:
         if done.returncode != 0:
             raise SystemExit(f"kgb run exited {done.returncode}:\n{done.stderr[-3000:]}")
         conn = sqlite3.connect(db)
-        rows = conn.execute("SELECT op, source, verdict, duration_s FROM results").fetchall()
+        rows = conn.execute("SELECT op, source, verdict, duration_s FROM results WHERE run_id = "
+                            "(SELECT MAX(id) FROM runs)").fetchall()
         conn.close()
     evaluated = sum(r[3] or 0.0 for r in rows)
     passed = sum(1 for r in rows if r[2] == "pass")
@@ -160,6 +163,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--dump", help="write the cProfile stats here")
     parser.add_argument("--json", help="write the sweep's numbers here")
+    parser.add_argument("--db", help="keep the sweep's results in this store (default: a "
+                                     "temporary one)")
     args = parser.parse_args()
     (profile if args.profile else sweep)(args)
 
