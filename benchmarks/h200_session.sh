@@ -2,7 +2,16 @@
 # One device call on the H200: install kgb (no registry there), then run what is asked, each
 # step's output into $OUT. Steps: probes (adversarial corpus + worker overhead), sweep (the
 # reference method over the given sources, resumable across calls through .device/h200.db),
-# report, doctor (kgb doctor and the backends table). Usage: bash benchmarks/h200_session.sh "probes sweep report" "--source aten ..."
+# report, doctor (kgb doctor and the backends table), and the harness's own performance (issue
+# 9): calibrate (kgb calibrate into the store, so the report has roofline %), fidelity
+# (timer_fidelity.py), overhead (worker_overhead.py with the overhead-vs-kernel table),
+# throughput (sweep_throughput.py over every source, operators per minute), html (the full
+# report as report.html + report.md). One call for all of issue 9 (at most 8 files come back
+# from $OUT: these steps write 7 with environment.txt; the throughput sweep is cut at
+# KGB_THROUGHPUT_TIMEOUT_S, default 540 s, so set KGB_THROUGHPUT_LIMIT to a number of operators
+# when the whole call must fit one 10-minute run):
+#   KGB_THROUGHPUT_LIMIT=120 bash benchmarks/h200_session.sh "calibrate fidelity overhead throughput html"
+# Usage: bash benchmarks/h200_session.sh "probes sweep report" "--source aten ..."
 # Several sweeps run one after the other when their argument sets are separated by ";"
 # ("--source cublas; --source vllm"); they share the time limit KGB_SWEEP_LIMIT_S, each resuming
 # its own run in the same store, so a later call picks up where this one stopped.
@@ -11,6 +20,8 @@ export PYTHONUNBUFFERED=1
 steps=${1:-"probes sweep report"}
 sweep_args=${2:-"--source aten"}
 sweep_limit=${KGB_SWEEP_LIMIT_S:-480}
+# Issue 9's store: calibration peaks and the throughput sweep, which the html step reports on.
+perf_db=.device/h200-perf.db
 mkdir -p .device "$OUT"
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 \
     || echo "pip install -e . failed; running from the tree" >&2
@@ -49,6 +60,29 @@ for step in $steps; do
         # The vendor plugins' own tests, on a machine that has none of their chips.
         python3 -m pytest -q -p no:cacheprovider plugins/ 2>&1 | tail -n 15
       } > "$OUT/doctor.txt" 2>&1 ;;
+    calibrate)
+      python3 -m kgb_core calibrate --backend nvidia --db "$perf_db" \
+          > "$OUT/calibrate.txt" 2>&1; echo "calibrate exit $?" >> "$OUT/calibrate.txt" ;;
+    fidelity)
+      timeout 420 python3 benchmarks/timer_fidelity.py --backend nvidia \
+          > "$OUT/timer_fidelity.txt" 2>&1
+      echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
+    overhead)
+      timeout 420 python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
+          > "$OUT/overhead.txt" 2>&1; echo "overhead exit $?" >> "$OUT/overhead.txt" ;;
+    throughput)
+      # A new run in the perf store (only its rows are counted); KGB_THROUGHPUT_LIMIT
+      # (operators, spread over the sources) keeps it inside one call's limit.
+      timeout "${KGB_THROUGHPUT_TIMEOUT_S:-540}" python3 benchmarks/sweep_throughput.py \
+          --backend nvidia --limit "${KGB_THROUGHPUT_LIMIT:-0}" --db "$perf_db" \
+          > "$OUT/throughput.txt" 2>&1
+      echo "throughput exit $?" >> "$OUT/throughput.txt" ;;
+    html)
+      # No registry there: plots only if matplotlib travels as wheels (.whl, see the device
+      # README); without it the HTML has every table and says so.
+      python3 -m kgb_core report --db "$perf_db" --html "$OUT/report.html" \
+          --md "$OUT/report.md" > /dev/null 2>> "$OUT/calibrate.txt"
+      cp "$perf_db" "$OUT/h200-perf.db" 2>/dev/null ;;
     report)
       python3 -m kgb_core report --db .device/h200.db --per-op > "$OUT/report.txt" 2>&1
       python3 -m kgb_core report --db .device/h200.db --json > "$OUT/report.json" 2>&1

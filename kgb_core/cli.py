@@ -341,21 +341,40 @@ def merge_command(stores: List[Path] = typer.Argument(..., help="Result stores t
 def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store."),
                    run: Optional[int] = typer.Option(None, "--run", help="Only this run id (default: latest result of every op)."),
                    per_op: bool = typer.Option(False, "--per-op", help="Also list every result."),
+                   html: Optional[Path] = typer.Option(None, "--html", help="Write the full report (MS, MC, cost, per-operator views, plots) as one self-contained HTML file."),
+                   md: Optional[Path] = typer.Option(None, "--md", help="Write the report's tables as Markdown."),
+                   csv_dir: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV per table into this directory."),
                    as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
-    """Summary per source, method and backend: correct %, geomean speedup, fast_1, fast_2."""
+    """Summary per source, method and backend: correct %, geomean speedup, fast_1, fast_2;
+    with --html/--md/--csv/--json also the MS, MC, cost and per-operator views."""
     from kgb_core.store import ResultStore
 
     if not Path(db).is_file():
         raise UserError(f"no result store at {db} (run `kgb run` first, or pass --db)")
+    views = None
     with ResultStore(db) as store:
         rows = store.results(run)
         runs = store.runs()
+        if as_json or html or md or csv_dir:
+            from kgb_core.reports import load_report
+
+            views = load_report(store, registry(), run, title=f"kgb report: {Path(db).name}")
     summaries = summarize(rows)
+    if views is not None:
+        from kgb_core.reports import write_csv, write_html, write_md
+
+        if html:
+            typer.echo(f"wrote {write_html(views, html)}", err=True)
+        if md:
+            typer.echo(f"wrote {write_md(views, md, html.name if html else None)}", err=True)
+        if csv_dir:
+            typer.echo(f"wrote {len(write_csv(views, csv_dir))} CSV files to {csv_dir}", err=True)
     if as_json:
         _print_json({"summary": [s.to_dict() for s in summaries],
                      "runs": [{"id": r["id"], "created_at": r["created_at"],
                                "finished_at": r["finished_at"], "environment": r["environment"]}
-                              for r in runs]})
+                              for r in runs],
+                     "views": views.to_dict()})
         return
     if not rows:
         typer.echo(f"{db} holds no results yet")
@@ -364,6 +383,42 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
         typer.echo(render_results(rows))
         typer.echo("")
     typer.echo(render_summary(summaries))
+
+
+@app.command("calibrate")
+def calibrate_command(backend: Optional[str] = typer.Option(None, "--backend", help="Backend whose device is measured (default: auto-detect)."),
+                      db: str = typer.Option(DEFAULT_DB, "--db", help="Result store the peaks are kept in."),
+                      matmul_n: Optional[int] = typer.Option(None, "--matmul-n", help="Square matmul size (default 8192 on a GPU, 512 on the CPU)."),
+                      copy_mib: Optional[int] = typer.Option(None, "--copy-mib", help="Copy buffer in MiB (default 1024 on a GPU, 64 on the CPU)."),
+                      as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Measure the device's copy bandwidth and matmul rates (the roofline's peaks) with the
+    backend's timer and store them per device name; `kgb report` reads them."""
+    from kgb_core.calibration import CalibrationSizes, format_peak, measure_peaks
+    from kgb_core.store import ResultStore
+    from kgb_core.sweep import resolve_backend
+
+    chosen, note = resolve_backend(registry(), backend)
+    if note:
+        typer.echo(note, err=True)
+    sizes = None
+    if matmul_n is not None or copy_mib is not None:
+        default = CalibrationSizes.for_device_type(chosen.quirks.device_type)
+        sizes = CalibrationSizes(copy_bytes=(copy_mib << 20) if copy_mib else default.copy_bytes,
+                                 matmul_n=matmul_n or default.matmul_n)
+    rows = measure_peaks(chosen, sizes, progress=lambda m: typer.echo(f"calibrate: {m}", err=True))
+    device_name = chosen.device_name()
+    with ResultStore(db) as store:
+        store.record_peaks(device_name, chosen.name, rows)
+    if as_json:
+        _print_json({"device_name": device_name, "backend": chosen.name, "peaks": rows})
+        return
+    typer.echo(f"{device_name} (backend {chosen.name}), stored in {db}")
+    typer.echo(render_table(["metric", "peak", "median ms", "cv", "reps", "timer"],
+                            [[r["metric"], format_peak(r["metric"], r["value"]), r["median_ms"],
+                              r["cv"], r["repetitions"], r["timer_label"]] for r in rows]))
+    if any("cpu" in r["timer_label"] for r in rows):
+        typer.echo("note: these are torch's CPU rates; kernels run in Triton's interpreter get "
+                   "no roofline % from them (interpreter timings are no performance numbers).")
 
 
 def main() -> None:

@@ -72,6 +72,21 @@ CREATE TABLE IF NOT EXISTS responses (
     value TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+-- Peaks measured by `kgb calibrate`, one row per measurement, keyed by the device name runs
+-- record (environment.worker.device_name); the report reads the latest of each metric. A new
+-- table needs no schema-version step: CREATE IF NOT EXISTS adds it to an older store on open,
+-- and an older kgb ignores it.
+CREATE TABLE IF NOT EXISTS device_peaks (
+    id INTEGER PRIMARY KEY,
+    device_name TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL,
+    unit TEXT NOT NULL,
+    timer_label TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 
 
@@ -230,6 +245,37 @@ class ResultStore:
             " AS tokens, COALESCE(SUM(cost_usd), 0.0) AS cost FROM results WHERE run_id=?",
             (run_id,)).fetchone()
         return int(row["tokens"]), float(row["cost"])
+
+    # -- device peaks (kgb calibrate) -------------------------------------------------------
+    def record_peaks(self, device_name: str, backend: str,
+                     measurements: list[dict[str, Any]]) -> None:
+        """Store one calibration (every metric of one device) in one transaction.
+
+        Each measurement has ``metric``, ``value``, ``unit``, ``timer_label`` and any further
+        keys (sizes, median, cv), which are kept as its detail.
+        """
+        core = ("metric", "value", "unit", "timer_label")
+        with self._transaction():
+            for item in measurements:
+                self._conn.execute(
+                    "INSERT INTO device_peaks(device_name, backend, metric, value, unit, "
+                    "timer_label, detail, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                    (device_name, backend, item["metric"], float(item["value"]), item["unit"],
+                     item["timer_label"],
+                     json.dumps({k: v for k, v in item.items() if k not in core}, default=str),
+                     _now()))
+
+    def peaks(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The latest measurement of each metric, per device name."""
+        rows = self._conn.execute(
+            """SELECT * FROM device_peaks WHERE id IN (
+                   SELECT MAX(id) FROM device_peaks GROUP BY device_name, metric)
+               ORDER BY device_name, metric""").fetchall()
+        found: dict[str, dict[str, dict[str, Any]]] = {}
+        for row in rows:
+            entry = {**dict(row), "detail": json.loads(row["detail"])}
+            found.setdefault(row["device_name"], {})[row["metric"]] = entry
+        return found
 
     def _transaction(self) -> "_Transaction":
         return _Transaction(self._conn)

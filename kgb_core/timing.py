@@ -68,13 +68,26 @@ class Timer(ABC):
 
     def measure(self, fn: Callable[[], Any]) -> Timing:
         fn()  # the first call compiles and caches; it is never timed
+        if self.settings.warmup_ms <= 0:
+            # No warm-up budget (Triton's interpreter): nothing happens between the estimate
+            # and the repetitions, so the estimate's call is the first repetition instead of
+            # being thrown away. In the interpreter timing was 78 % of a reference sweep's
+            # evaluation time (benchmarks/sweep_throughput.py --profile 40); this halves the
+            # timed calls of a slow case (3 instead of 6 with min_repetitions=2).
+            samples = [self.time_once_ms(fn)]
+            repetitions = self.settings.repetitions_for(samples[0], self.settings.rep_ms)
+            samples += [self.time_once_ms(fn) for _ in range(repetitions - 1)]
+            return self._timing(samples)
         estimate = min(self.time_once_ms(fn) for _ in range(3))
         warmup_calls = min(self.settings.max_repetitions,
                            int(self.settings.warmup_ms / max(estimate, 1e-6)))
         for _ in range(warmup_calls):
             fn()
         repetitions = self.settings.repetitions_for(estimate, self.settings.rep_ms)
-        samples = [self.time_once_ms(fn) for _ in range(repetitions)]
+        return self._timing([self.time_once_ms(fn) for _ in range(repetitions)])
+
+    def _timing(self, samples: list[float]) -> Timing:
+        repetitions = len(samples)
         return Timing(
             median_ms=median(samples),
             min_ms=min(samples),

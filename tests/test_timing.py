@@ -22,3 +22,20 @@ def test_wall_clock_timer_measures_a_known_sleep():
     assert 9.0 <= timing.median_ms < 40.0
     assert timing.repetitions >= 3 and timing.label == "test-wallclock"
     assert len(syncs) >= 2 * timing.repetitions, "every timed call is synchronized on both sides"
+
+
+def test_without_a_warm_up_budget_no_timed_call_is_thrown_away():
+    """The interpreter's policy: one untimed first call, then every timed call is a sample
+    (the estimate's included), so a slow interpreted case costs 1 + repetitions calls."""
+    calls = []
+    for warmup_ms in (0.0, 5.0):
+        settings = TimingSettings(warmup_ms=warmup_ms, rep_ms=1.0, min_repetitions=2,
+                                  max_repetitions=5)
+        timer = WallClockTimer(settings, lambda: None, label="test-wallclock")
+        calls.clear()
+        timing = timer.measure(lambda: (calls.append(1), time.sleep(0.004)))
+        assert timing.repetitions == 2  # the 1 ms budget allows only the minimum
+        if warmup_ms == 0:
+            assert len(calls) == 1 + timing.repetitions
+        else:  # a GPU's policy is unchanged: 3 estimate calls (and warm-up) are not samples
+            assert len(calls) >= 1 + 3 + timing.repetitions

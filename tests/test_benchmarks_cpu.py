@@ -1,0 +1,63 @@
+"""The harness benchmarks' CPU paths run and print what they claim (their GPU paths run on the
+H200 through benchmarks/h200_session.sh; speed targets are never asserted here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def _bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=str(REPO),
+                          env=env, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_timer_fidelity_cpu_path_compares_two_clocks(tmp_path):
+    raw = tmp_path / "fidelity.json"
+    done = _bench("benchmarks/timer_fidelity.py", "--backend", "cpu", "--runs", "2",
+                  "--kernel", "add 64K", "--kernel", "mm fp32 256", "--json", str(raw))
+    data = json.loads(raw.read_text())
+    assert data["clocks"] == ["kgb", "perf_counter loop"]
+    assert data["timer"] == "torch-cpu-wallclock"  # torch on the CPU, not the interpreter
+    assert [k["kernel"] for k in data["kernels"]] == ["torch add 64K fp32", "torch mm fp32 256"]
+    for kernel in data["kernels"]:
+        assert all(len(values) == 2 and min(values) > 0 for values in kernel["runs"].values())
+    header = done.stdout.splitlines()[1]
+    assert "kgb vs perf_counter loop %" in header and "within 3 %" in header
+
+
+def test_sweep_throughput_counts_operators_per_minute(tmp_path):
+    raw = tmp_path / "throughput.json"
+    done = _bench("benchmarks/sweep_throughput.py", "--backend", "cpu", "--limit", "3",
+                  "--no-timing", "--json", str(raw), "--db", str(tmp_path / "t.db"))
+    data = json.loads(raw.read_text())
+    assert data["operators"] == 3 and data["passed"] == 3 and data["timing"] is False
+    assert data["operators_per_minute"] == 60.0 * 3 / data["wall_s"]
+    assert 0 < data["evaluation_s"] < data["wall_s"]
+    assert re.search(r"^all\s+3\s", done.stdout, re.M)
+    # a kept store may hold earlier runs: a second sweep counts only its own rows
+    _bench("benchmarks/sweep_throughput.py", "--backend", "cpu", "--limit", "2",
+           "--no-timing", "--json", str(raw), "--db", str(tmp_path / "t.db"))
+    assert json.loads(raw.read_text())["operators"] == 2
+
+
+def test_worker_overhead_reports_overhead_against_timed_kernel_work():
+    done = _bench("benchmarks/worker_overhead.py", "--backend", "cpu", "--candidates", "1",
+                  "--timed-ops", "aten.relu")
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("fresh per candidate") for line in lines)
+    rows = [line.split() for line in lines if line.startswith("aten.relu")]
+    assert [row[1] for row in rows] == ["fresh", "reused"]
+    for row in rows:
+        wall, work, overhead = float(row[4]), float(row[5]), float(row[6])
+        assert work > 0 and abs(wall - work - overhead) < 0.2
+    assert "timer: interpreter-wallclock" in done.stdout
