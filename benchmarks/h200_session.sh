@@ -6,7 +6,7 @@
 # 9): calibrate (kgb calibrate into the store, so the report has roofline %), fidelity
 # (timer_fidelity.py), overhead (worker_overhead.py with the overhead-vs-kernel table),
 # throughput (sweep_throughput.py over every source, operators per minute), html (the full
-# report as report.html + report.md). One call for all of issue 9 (at most 8 files come back
+# report as report.html + report.md), queue (queue_busy.py: GPU busy %, sequential vs queued). One call for all of issue 9 (at most 8 files come back
 # from $OUT: these steps write 7 with environment.txt; the throughput sweep is cut at
 # KGB_THROUGHPUT_TIMEOUT_S, default 540 s, so set KGB_THROUGHPUT_LIMIT to a number of operators
 # when the whole call must fit one 10-minute run):
@@ -77,6 +77,11 @@ for step in $steps; do
           --backend nvidia --limit "${KGB_THROUGHPUT_LIMIT:-0}" --db "$perf_db" \
           > "$OUT/throughput.txt" 2>&1
       echo "throughput exit $?" >> "$OUT/throughput.txt" ;;
+    queue)
+      # Issue 10 on one GPU: device busy % and throughput, sequential vs the generation queue,
+      # with a scripted slow loopback endpoint standing in for the model.
+      timeout 420 python3 benchmarks/queue_busy.py --backend nvidia --devices 0 \
+          > "$OUT/queue_busy.txt" 2>&1; echo "queue exit $?" >> "$OUT/queue_busy.txt" ;;
     html)
       # No registry there: plots only if matplotlib travels as wheels (.whl, see the device
       # README); without it the HTML has every table and says so.
