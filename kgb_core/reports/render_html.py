@@ -21,7 +21,8 @@ h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1.05em; margin-top: 1.4em; }
 table { border-collapse: collapse; font-size: 0.82em; margin: 0.6em 0; }
 th, td { border: 1px solid #d0d0d0; padding: 3px 7px; text-align: right; }
-th { background: #f0f2f5; text-align: center; } td.text { text-align: left; }
+th { background: #f0f2f5; text-align: center; }
+td.text { text-align: left; white-space: nowrap; }
 tr:nth-child(even) td { background: #fafafa; }
 .note { color: #555; font-size: 0.85em; max-width: 1000px; }
 .warn { background: #fff4e5; border-left: 4px solid #f0a030; padding: 0.5em 0.8em;

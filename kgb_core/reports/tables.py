@@ -145,7 +145,8 @@ def operator_table(report: ReportData) -> Table:
                  "bound", "roofline note", "timer"],
         formats=["text", "text", "text", "text", "text", "text", "int", "x", "ms", "ms",
                  "roofline", "roofline", "text", "text", "text"],
-        rows=[[r.op, r.method, r.backend, r.kind, r.verdicts, r.correct, r.best_sample,
+        rows=[[r.op, r.method, r.backend, r.kind, r.verdicts,
+               "skipped" if r.skipped else r.correct, r.best_sample,
                r.speedup, r.candidate_ms, r.reference_ms, r.roofline_pct,
                r.reference_roofline_pct, r.bound, r.roofline_note, r.timing_label]
               for r in report.operators],
