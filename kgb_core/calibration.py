@@ -87,7 +87,7 @@ def measure_peaks(backend: Backend, sizes: CalibrationSizes | None = None,
     rows.append({"metric": COPY_METRIC, "value": moved / (copy.median_ms * 1e-3), "unit": "B/s",
                  "timer_label": timer.label, "bytes": moved, "median_ms": copy.median_ms,
                  "cv": copy.cv, "repetitions": copy.repetitions, "measured_with": what})
-    del source, target
+    source = target = None  # free the copy buffers before the matmuls
 
     n = sizes.matmul_n
     flops = 2 * n ** 3

@@ -22,7 +22,6 @@ import sys
 from collections import Counter, defaultdict
 from html import unescape
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
