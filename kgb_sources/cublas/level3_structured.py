@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.cublas._build import (
+    beta_is_zero,
     COLUMN_MAJOR_NOTE, column_major_length, condition_triangle, cublas_op, draw_buffer,
     from_template, matrix, op, precision_of, real_params, scalar, symmetric_matrix,
     triangle_elements, triangle_of,
@@ -66,11 +67,6 @@ def _width(name: str) -> int:
 def _order(p: Mapping[str, Any]) -> int:
     """The order of A for side-taking routines: m for side L, n for side R."""
     return p["m"] if p["side"] == "L" else p["n"]
-
-
-def _beta_zero(p: Mapping[str, Any]) -> bool:
-    beta = p["beta"]
-    return all(v == 0 for v in beta) if isinstance(beta, (list, tuple)) else beta == 0
 
 
 def _nan_buffer(ctx: InputContext, length: int, is_complex: bool):  # noqa: ANN202
@@ -171,7 +167,7 @@ def _symm_spec(name: str) -> OperatorSpec:
         cases=CSYMM_CASES if is_complex else SSYMM_CASES,
         flops=lambda p, s=4 if is_complex else 1: s * 2.0 * p["m"] * p["n"] * _order(p),
         bytes_moved=lambda p, size, w=_width(name): w * size * (
-            triangle_elements(_order(p)) + (2 if _beta_zero(p) else 3) * p["m"] * p["n"]),
+            triangle_elements(_order(p)) + (2 if beta_is_zero(p) else 3) * p["m"] * p["n"]),
         tags=(FAMILY, CATEGORY, "symm", "symmetric"),
         mutated_args=(10,),
         reduce_dim=_order,
@@ -304,7 +300,7 @@ def _rank_specs() -> list[OperatorSpec]:
             cases=SSYRK_CASES,
             flops=lambda p: 1.0 * p["n"] * (p["n"] + 1) * p["k"],
             bytes_moved=lambda p, size: size * (p["n"] * p["k"] + (
-                1 if _beta_zero(p) else 2) * triangle_elements(p["n"])),
+                1 if beta_is_zero(p) else 2) * triangle_elements(p["n"])),
             tags=(FAMILY, CATEGORY, "syrk", "symmetric"),
             mutated_args=(8,),
             reduce_dim=lambda p: p["k"],
@@ -333,7 +329,7 @@ def _rank_specs() -> list[OperatorSpec]:
             cases=CSYRK_EX_CASES,
             flops=lambda p: 4.0 * p["n"] * (p["n"] + 1) * p["k"],
             bytes_moved=lambda p, size: 2 * size * (p["n"] * p["k"] + (
-                1 if _beta_zero(p) else 2) * triangle_elements(p["n"])),
+                1 if beta_is_zero(p) else 2) * triangle_elements(p["n"])),
             tags=(FAMILY, CATEGORY, "syrk", "symmetric"),
             mutated_args=(9,),
             reduce_dim=lambda p: p["k"],
@@ -356,7 +352,7 @@ def _rank_specs() -> list[OperatorSpec]:
             cases=SSYR2K_CASES,
             flops=lambda p: 2.0 * p["n"] * (p["n"] + 1) * p["k"],
             bytes_moved=lambda p, size: size * (2 * p["n"] * p["k"] + (
-                1 if _beta_zero(p) else 2) * triangle_elements(p["n"])),
+                1 if beta_is_zero(p) else 2) * triangle_elements(p["n"])),
             tags=(FAMILY, CATEGORY, "syr2k", "symmetric"),
             mutated_args=(10,),
             reduce_dim=lambda p: 2 * p["k"],
