@@ -21,7 +21,8 @@ steps=${1:-"probes sweep report"}
 sweep_args=${2:-"--source aten"}
 sweep_limit=${KGB_SWEEP_LIMIT_S:-480}
 # Issue 9's store: calibration peaks and the throughput sweep, which the html step reports on.
-perf_db=.device/h200-perf.db
+# KGB_PERF_DB=.device/h200.db puts the calibration into the sweep's store, so one report has both.
+perf_db=${KGB_PERF_DB:-.device/h200-perf.db}
 mkdir -p .device "$OUT"
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 \
     || echo "pip install -e . failed; running from the tree" >&2
@@ -49,10 +50,13 @@ for step in $steps; do
         left=$(( deadline - $(date +%s) ))
         if [ "$left" -le 10 ]; then echo "no time left for: $args" >> "$OUT/sweep.txt"; continue; fi
         echo "== sweep $args (${left}s left)" >> "$OUT/sweep.txt"
+        started=$(date +%s)
         # shellcheck disable=SC2086
         timeout "$left" python3 -m kgb_core run $args --method reference \
             --backend nvidia --seed 0 --db .device/h200.db --resume >> "$OUT/sweep.txt" 2>&1
-        echo "sweep exit $?" >> "$OUT/sweep.txt"
+        # The wall time per sweep, with the "N evaluated now" line above it, is the
+        # throughput of a real sweep (operators per minute) on this machine.
+        echo "sweep exit $? wall_s $(( $(date +%s) - started ))" >> "$OUT/sweep.txt"
       done ;;
     doctor)
       { python3 -m kgb_core doctor --backend nvidia; echo "doctor exit $?"
@@ -64,12 +68,12 @@ for step in $steps; do
       python3 -m kgb_core calibrate --backend nvidia --db "$perf_db" \
           > "$OUT/calibrate.txt" 2>&1; echo "calibrate exit $?" >> "$OUT/calibrate.txt" ;;
     fidelity)
-      timeout 420 python3 benchmarks/timer_fidelity.py --backend nvidia \
+      timeout 420 python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
           > "$OUT/timer_fidelity.txt" 2>&1
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
     overhead)
       timeout 420 python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
-          > "$OUT/overhead.txt" 2>&1; echo "overhead exit $?" >> "$OUT/overhead.txt" ;;
+          --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" > "$OUT/overhead.txt" 2>&1; echo "overhead exit $?" >> "$OUT/overhead.txt" ;;
     throughput)
       # A new run in the perf store (only its rows are counted); KGB_THROUGHPUT_LIMIT
       # (operators, spread over the sources) keeps it inside one call's limit.
@@ -95,3 +99,8 @@ for step in $steps; do
   esac
 done
 tail -n 5 "$OUT"/*.txt
+# At most 8 files come back from $OUT: past that, everything travels as one archive.
+if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
+  (cd "$OUT" && tar czf ../kgb-session.tgz . && find . -maxdepth 1 -type f -delete \
+     && mv ../kgb-session.tgz .)
+fi
