@@ -68,11 +68,11 @@ for step in $steps; do
       python3 -m kgb_core calibrate --backend nvidia --db "$perf_db" \
           > "$OUT/calibrate.txt" 2>&1; echo "calibrate exit $?" >> "$OUT/calibrate.txt" ;;
     fidelity)
-      timeout 420 python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
           > "$OUT/timer_fidelity.txt" 2>&1
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
     overhead)
-      timeout 420 python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
           --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" > "$OUT/overhead.txt" 2>&1; echo "overhead exit $?" >> "$OUT/overhead.txt" ;;
     throughput)
       # A new run in the perf store (only its rows are counted); KGB_THROUGHPUT_LIMIT
@@ -84,7 +84,7 @@ for step in $steps; do
     queue)
       # Issue 10 on one GPU: device busy % and throughput, sequential vs the generation queue,
       # with a scripted slow loopback endpoint standing in for the model.
-      timeout 420 python3 benchmarks/queue_busy.py --backend nvidia --devices 0 \
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/queue_busy.py --backend nvidia --devices 0 \
           > "$OUT/queue_busy.txt" 2>&1; echo "queue exit $?" >> "$OUT/queue_busy.txt" ;;
     html)
       # No registry there: plots only if matplotlib travels as wheels (.whl, see the device

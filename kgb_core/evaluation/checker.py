@@ -125,7 +125,21 @@ def _short_traceback(error: BaseException, candidate_path: str) -> str:
     lines = [f"{type(error).__name__}: {error}"]
     for frame in frames[-5:]:
         lines.append(f'  line {frame.lineno}, in {frame.name}: {frame.line}')
-    return "\n".join(lines)[:4000]
+    # Triton reports an error inside a called @triton.jit function as a CompilationError at
+    # the call site, with the real reason (and the inner line) only in the chained cause.
+    lines.extend(f"caused by {type(cause).__name__}: {cause}" for cause in _causes(error))
+    text = "\n".join(lines)
+    return text if len(text) <= 4000 else text[:1500] + "\n...\n" + text[-2500:]
+
+
+def _causes(error: BaseException, limit: int = 4) -> list[BaseException]:
+    """The exceptions ``error`` was raised from, innermost last (a cycle-safe walk)."""
+    chain: list[BaseException] = []
+    cause = error.__cause__ or error.__context__
+    while cause is not None and len(chain) < limit and cause not in chain and cause is not error:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return chain
 
 
 def _classify(error: BaseException) -> str:

@@ -20,11 +20,15 @@ def _multiply(a, b):
 @triton.jit
 def _fold_product(acc, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """The product along axis 1 of a (BLOCK_M, BLOCK_N) tile, BLOCK_N a power of two."""
+    # if/else, not an early return: Triton's compiler also compiles what follows a returning
+    # constexpr branch, which here would recurse past BLOCK_N == 1.
     if BLOCK_N == 1:
-        return tl.reshape(acc, (BLOCK_M,))
-    halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
-    left, right = tl.split(halves)
-    return _fold_product(left * right, BLOCK_M, BLOCK_N // 2)
+        folded = tl.reshape(acc, (BLOCK_M,))
+    else:
+        halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+        left, right = tl.split(halves)
+        folded = _fold_product(left * right, BLOCK_M, BLOCK_N // 2)
+    return folded
 
 
 @triton.jit

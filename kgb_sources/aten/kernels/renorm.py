@@ -12,11 +12,15 @@ BLOCK = 1024
 @triton.jit
 def _abs_pow(v, p, P_IS_ONE: tl.constexpr, P_IS_TWO: tl.constexpr):
     a = tl.abs(v)
+    # if/else, not early returns: Triton's compiler also compiles what follows a returning
+    # constexpr branch.
     if P_IS_ONE:
-        return a
-    if P_IS_TWO:
-        return a * a
-    return tl.where(a > 0.0, tl.exp2(p * tl.log2(a)), 0.0)
+        powered = a
+    elif P_IS_TWO:
+        powered = a * a
+    else:
+        powered = tl.where(a > 0.0, tl.exp2(p * tl.log2(a)), 0.0)
+    return powered
 
 
 @triton.jit

@@ -28,9 +28,13 @@ IS_COMPLEX = __COMPLEX__
 @triton.jit
 def _mac(acc, a, b, FP64: tl.constexpr):
     """acc + a @ b."""
+    # if/else, not an early return: the compiler also compiles what follows a returning
+    # constexpr branch, and tl.dot on fp64 does not compile.
     if FP64:
-        return acc + tl.sum(a[:, :, None] * b[None, :, :], axis=1)
-    return tl.dot(a, b, acc, input_precision="ieee")
+        acc = acc + tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+    else:
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    return acc
 
 
 @triton.jit

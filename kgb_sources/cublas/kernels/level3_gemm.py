@@ -15,12 +15,15 @@ IS_COMPLEX = __COMPLEX__
 
 @triton.jit
 def _mac(acc, a, b, FP64: tl.constexpr):
-    """acc + a @ b. fp64 as a broadcast multiply and sum over k (FMAs): Triton 3.6 does not
-    compile tl.dot on fp64 operands for this kernel on an H200."""
+    """acc + a @ b. fp64 as a broadcast multiply and sum over k (FMAs), not tl.dot."""
+    # if/else, not an early return: Triton's compiler still compiles the statements after a
+    # constexpr branch that returns (as dead code), and tl.dot on fp64 does not compile.
     if FP64:
-        return acc + tl.sum(a[:, :, None] * b[None, :, :], axis=1)
-    # "ieee": cuBLAS's Sgemm is exact fp32 (no TF32); fp16 dots use tensor cores anyway.
-    return tl.dot(a, b, acc, input_precision="ieee")
+        acc = acc + tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+    else:
+        # "ieee": cuBLAS's Sgemm is exact fp32 (no TF32); fp16 dots use tensor cores anyway.
+        acc = tl.dot(a, b, acc, input_precision="ieee")
+    return acc
 
 
 @triton.jit
