@@ -332,7 +332,9 @@ def merge_command(stores: List[Path] = typer.Argument(..., help="Result stores t
                f"{report.results_known} result(s) already there"
                + (f", {report.results_replaced} replaced" if report.results_replaced else "")
                + (f", {report.responses_added} cached answer(s) added"
-                  if report.responses_added else ""))
+                  if report.responses_added else "")
+               + (f", {report.peaks_added} calibration measurement(s) added"
+                  if report.peaks_added else ""))
     for conflict in report.conflicts:
         typer.echo(f"  conflict (kept the {prefer} row): {conflict}")
 

@@ -23,6 +23,10 @@ Identity and conflict rules:
   how to settle it.
 - Answer-cache rows (``responses``) are keyed by the hash of their request; the first met is
   kept.
+- Calibrations (``device_peaks``, from ``kgb calibrate``) are kept whole: a measurement already
+  in the output (same device, metric, value, timer and time) is not added again, and new ones
+  are added oldest first, so the report's "latest peak per device and metric" is the newest
+  across machines.
 - New runs and results are written in the order they were recorded (``created_at``), so that
   the report's "latest result per key" (by ``created_at``) picks the newest across machines.
 
@@ -60,6 +64,7 @@ class MergeReport:
     results_known: int = 0
     results_replaced: int = 0
     responses_added: int = 0
+    peaks_added: int = 0
     conflicts: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,9 +97,24 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
     return {r["name"] for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
-def _read(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """Runs (with uid), results (with their run's uid) and responses of one store, read-only;
-    columns an older schema lacks read as their defaults."""
+@dataclass
+class _Store:
+    """One input store's rows, read before anything is written."""
+    path: Path
+    runs: list[dict[str, Any]]
+    results: list[dict[str, Any]]
+    responses: list[dict[str, Any]]
+    peaks: list[dict[str, Any]]
+
+
+# Columns of a device_peaks row that make one measurement (all but its id).
+_PEAK_CONTENT = ("device_name", "backend", "metric", "value", "unit", "timer_label", "detail",
+                 "created_at")
+
+
+def _read(path: Path) -> _Store:
+    """Runs (with uid), results (with their run's uid), responses and calibrations of one
+    store, read-only; columns and tables an older schema lacks read as their defaults."""
     conn = _open_input(path)
     try:
         run_columns = _columns(conn, "runs")
@@ -114,9 +134,13 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[
             row["run_uid"] = uid_of[row["run_id"]]
             results.append(row)
         responses = [dict(r) for r in conn.execute("SELECT * FROM responses ORDER BY key")]
+        has_peaks = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' "
+                                 "AND name='device_peaks'").fetchone()
+        peaks = [dict(r) for r in conn.execute("SELECT * FROM device_peaks ORDER BY id")] \
+            if has_peaks else []
     finally:
         conn.close()
-    return runs, results, responses
+    return _Store(path, runs, results, responses, peaks)
 
 
 def merge_stores(inputs: Sequence[str | Path], output: str | Path,
@@ -131,7 +155,7 @@ def merge_stores(inputs: Sequence[str | Path], output: str | Path,
         if output.exists() and path.exists() and path.resolve() == output.resolve():
             raise UserError(f"kgb merge: {path} is also the output; an existing output is "
                             f"merged into already, leave it out of the inputs")
-    read = [(path, *_read(path)) for path in paths]  # every input readable before any write
+    read = [_read(path) for path in paths]  # every input readable before any write
     report = MergeReport(inputs=[str(p) for p in paths], output=str(output))
     existed = output.exists()
     try:
@@ -144,7 +168,7 @@ def merge_stores(inputs: Sequence[str | Path], output: str | Path,
     return report
 
 
-def _write(output: Path, read: list[tuple[Path, list, list, list]], prefer: str,
+def _write(output: Path, read: list[_Store], prefer: str,
            report: MergeReport) -> None:
     with ResultStore(output) as store:
         conn = store._conn
@@ -153,7 +177,7 @@ def _write(output: Path, read: list[tuple[Path, list, list, list]], prefer: str,
             if report.conflicts and prefer == "error":
                 raise _Conflicts(report)
             if not (report.runs_added or report.results_added or report.results_replaced
-                    or report.responses_added):
+                    or report.responses_added or report.peaks_added):
                 return  # nothing new: the store stays byte for byte what it was
             log = json.loads((conn.execute("SELECT value FROM meta WHERE key='merged_from'")
                               .fetchone() or ['[]'])[0])
@@ -174,17 +198,17 @@ class _Conflicts(UserError):
         self.report = report
 
 
-def _merge_into(conn: sqlite3.Connection, read: list[tuple[Path, list, list, list]],
+def _merge_into(conn: sqlite3.Connection, read: list[_Store],
                 prefer: str, report: MergeReport) -> None:
     # -- runs --------------------------------------------------------------------------------
     run_id_of: dict[str, int] = {}
     for row in conn.execute("SELECT id, uid, plan_key, environment, finished_at FROM runs"):
         run_id_of[row["uid"]] = row["id"]
     incoming = sorted(((run["created_at"], index, run["id"], run)
-                       for index, (_, runs, _, _) in enumerate(read) for run in runs),
+                       for index, store in enumerate(read) for run in store.runs),
                       key=lambda item: item[:3])
     for _, index, _, run in incoming:
-        where = read[index][0]
+        where = read[index].path
         known = conn.execute("SELECT id, plan_key, environment, finished_at FROM runs "
                              "WHERE uid=?", (run["uid"],)).fetchone()
         if known is not None:
@@ -208,8 +232,8 @@ def _merge_into(conn: sqlite3.Connection, read: list[tuple[Path, list, list, lis
 
     # -- results -----------------------------------------------------------------------------
     incoming_results = sorted(((row["created_at"], index, row["id"], row)
-                               for index, (_, _, results, _) in enumerate(read)
-                               for row in results), key=lambda item: item[:3])
+                               for index, store in enumerate(read)
+                               for row in store.results), key=lambda item: item[:3])
     for _, index, _, row in incoming_results:
         run_id = run_id_of[row["run_uid"]]
         key = (run_id, row["op"], row["backend"], row["method"], row["sample"])
@@ -223,7 +247,7 @@ def _merge_into(conn: sqlite3.Connection, read: list[tuple[Path, list, list, lis
             report.conflicts.append(
                 f"{row['op']} {row['backend']} {row['method']} sample {row['sample']} of run "
                 f"{row['run_uid'][:12]}: {existing['verdict']} already, {row['verdict']} in "
-                f"{read[index][0]}")
+                f"{read[index].path}")
             incoming_newer = row["created_at"] >= existing["created_at"]
             # newer: replace when the incoming row is as new or newer (ties: the later input);
             # older: replace only when it is strictly older.
@@ -239,9 +263,24 @@ def _merge_into(conn: sqlite3.Connection, read: list[tuple[Path, list, list, lis
                      (run_id, *[row.get(c) for c in _CONTENT]))
 
     # -- the answer cache --------------------------------------------------------------------
-    for _, _, _, responses in read:
-        for response in responses:
+    for store in read:
+        for response in store.responses:
             cursor = conn.execute("INSERT OR IGNORE INTO responses(key, value, created_at) "
                                   "VALUES (?, ?, ?)",
                                   (response["key"], response["value"], response["created_at"]))
             report.responses_added += cursor.rowcount
+
+    # -- calibrations ------------------------------------------------------------------------
+    known_peaks = {tuple(row[c] for c in _PEAK_CONTENT)
+                   for row in conn.execute("SELECT * FROM device_peaks")}
+    incoming_peaks = sorted(((peak["created_at"], index, peak["id"], peak)
+                             for index, store in enumerate(read) for peak in store.peaks),
+                            key=lambda item: item[:3])
+    for _, _, _, peak in incoming_peaks:
+        content = tuple(peak[c] for c in _PEAK_CONTENT)
+        if content in known_peaks:
+            continue
+        known_peaks.add(content)
+        conn.execute(f"INSERT INTO device_peaks({', '.join(_PEAK_CONTENT)}) "
+                     f"VALUES ({', '.join('?' for _ in _PEAK_CONTENT)})", content)
+        report.peaks_added += 1

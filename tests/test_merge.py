@@ -140,3 +140,25 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert not (tmp_path / "out.db").exists(), "a merge that stopped leaves no output behind"
     with pytest.raises(UserError, match="--prefer must be one of"):
         merge_stores([junk], tmp_path / "out.db", prefer="mine")
+
+
+def test_calibrations_travel_with_the_merge_once(machines, tmp_path):
+    """The report's roofline % reads `device_peaks`; a merged store without them would lose it."""
+    chip_a, chip_b = tmp_path / "chip_a.db", tmp_path / "chip_b.db"
+    shutil.copy(machines / "machine_a.db", chip_a)
+    shutil.copy(machines / "machine_b.db", chip_b)
+    peak = {"metric": "copy", "unit": "GB/s", "timer_label": "perf_counter", "cv": 0.01}
+    with ResultStore(chip_a) as store:
+        store.record_peaks("chip A", "cpu", [{**peak, "value": 10.0}])
+        store.record_peaks("chip A", "cpu", [{**peak, "value": 12.0}])  # recalibrated later
+    with ResultStore(chip_b) as store:
+        store.record_peaks("chip B", "cpu", [{**peak, "value": 20.0}])
+    merged = tmp_path / "all.db"
+    first = merge_stores([chip_a, chip_b], merged)
+    assert first.peaks_added == 3
+    assert merge_stores([chip_b, chip_a], merged).peaks_added == 0  # nothing twice
+    with ResultStore(merged) as store:
+        latest = store.peaks()
+    assert {device: metrics["copy"]["value"] for device, metrics in latest.items()} == \
+        {"chip A": 12.0, "chip B": 20.0}
+    assert latest["chip A"]["copy"]["detail"] == {"cv": 0.01}
