@@ -44,7 +44,9 @@ for step in $steps; do
       python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
           > "$OUT/overhead.txt" 2>&1 ;;
     sweep)
-      deadline=$(( $(date +%s) + sweep_limit ))
+      # KGB_SWEEP_DEADLINE (epoch seconds) ends the sweeps at a time set for the whole call,
+      # whatever the steps before them took.
+      deadline=${KGB_SWEEP_DEADLINE:-$(( $(date +%s) + sweep_limit ))}
       IFS=';' read -ra sweeps <<< "$sweep_args"
       for args in "${sweeps[@]}"; do
         left=$(( deadline - $(date +%s) ))
