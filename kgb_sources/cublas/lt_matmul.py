@@ -562,6 +562,13 @@ def _fp8_spec() -> OperatorSpec:
         tags=(FAMILY, "gemm", "blaslt", "fp8", "mixed_precision"),
         mutated_args=(12,),
         reduce_dim=lambda p: p["k"],
+        # On the H200 (commit 92b3648) the reference kernel, its fp8 sums left in the tensor
+        # cores' accumulator (Triton's sm_90 default), missed fp32's rtol: 3.3e-4 relative
+        # error at K = 80 (|D| ~ 260). Hopper's fp8 tensor-core accumulation keeps about 14
+        # bits, so a kernel that promotes to fp32 periodically, as cuBLASLt without fast
+        # accumulation does and as the kernel now does, still cannot promise 1e-5. 2e-3 still
+        # fails a kernel with a wrong scale, alpha or layout by orders of magnitude.
+        rtol_overrides={"float32": 2e-3},
         reference_kernel=from_template("lt_matmul", entry="lt_fp8"),
     )
 

@@ -64,10 +64,11 @@ def _product(a_base, b_base, offs_m, offs_n, M, N, K, stride_am, stride_ak, stri
         if INTEGER:
             acc = tl.dot(a, b, acc, out_dtype=tl.int32)
         elif FP8:
-            # A fresh product per K tile, added in fp32: Hopper's fp8 tensor-core
-            # accumulation is less precise than fp32, so it never spans more than one tile
-            # (cuBLASLt's default, without fast accumulation, also promotes periodically).
-            acc += tl.dot(a, b)
+            # Hopper's fp8 tensor-core accumulation is less precise than fp32, and by default
+            # Triton lets it span the whole K loop on sm_90 (max_num_imprecise_acc 2**30);
+            # 0 adds every instruction's partial sum into the fp32 accumulator (cuBLASLt
+            # without fast accumulation also promotes periodically).
+            acc += tl.dot(a, b, max_num_imprecise_acc=0)
         else:
             if UPCAST:
                 # Triton's CPU interpreter computes bf16 dots wrongly; exact fp32 instead.
