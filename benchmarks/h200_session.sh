@@ -15,6 +15,12 @@
 # Several sweeps run one after the other when their argument sets are separated by ";"
 # ("--source cublas; --source vllm"); they share the time limit KGB_SWEEP_LIMIT_S, each resuming
 # its own run in the same store, so a later call picks up where this one stopped.
+# Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
+# KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
+# KGB_OVERHEAD_CANDIDATES, KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
+# KGB_COMMIT (recorded in environment.txt). Carry .device to resume a sweep, and take the
+# store that came back (h200.db) into .device before the next call. Carry .whl
+# (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 steps=${1:-"probes sweep report"}
@@ -24,13 +30,19 @@ sweep_limit=${KGB_SWEEP_LIMIT_S:-480}
 # KGB_PERF_DB=.device/h200.db puts the calibration into the sweep's store, so one report has both.
 perf_db=${KGB_PERF_DB:-.device/h200-perf.db}
 mkdir -p .device "$OUT"
+# Wheels carried in .whl (scripts/device_wheels.sh: the openai SDK for the queue step).
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} \
+      || echo "installing .whl failed" >&2
+fi
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 \
     || echo "pip install -e . failed; running from the tree" >&2
 for project in plugins/*/pyproject.toml; do
     python3 -m pip install -q --no-deps --no-build-isolation --no-index -e "$(dirname "$project")" \
         >/dev/null 2>&1 || echo "pip install of $(dirname "$project") failed" >&2
 done
-export PYTHONPATH=$PWD
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 git_commit=${KGB_COMMIT:-unknown}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
