@@ -161,3 +161,19 @@ def kernel(x):
         assert "host memory" in result.message
         after = evaluator.evaluate("aten.neg", registry.operator("aten.neg").reference_kernel())
         assert after.verdict == verdicts.PASS
+
+
+def test_a_compile_error_message_keeps_its_chained_cause():
+    """Triton reports an error inside a called @triton.jit helper at the call site and puts
+    the reason in the chained cause; the message an agent gets back must carry it."""
+    from kgb_core.evaluation.checker import _short_traceback
+
+    try:
+        try:
+            raise ValueError("unsupported dtype fp64 for tl.dot")
+        except ValueError as inner:
+            raise RuntimeError("at 49:16: acc_r = _mac(acc_r, ar, br, FP64)") from inner
+    except RuntimeError as error:
+        text = _short_traceback(error, "candidate.py")
+    assert text.startswith("RuntimeError: at 49:16")
+    assert text.endswith("caused by ValueError: unsupported dtype fp64 for tl.dot")
