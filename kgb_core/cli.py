@@ -262,13 +262,16 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
                 concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Operators generated at once (threads calling the method's endpoint; default 1)."),
                 devices: Optional[str] = typer.Option(None, "--devices", help="One evaluation worker per device, pinned to it: 0,1,2,3 or all (default: one worker)."),
+                workers_per_device: Optional[int] = typer.Option(None, "--workers-per-device", help="Worker processes per device (default 1); above 1 only with --no-timing: for correctness passes and warming Triton's cache, never for timing."),
                 executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray (pip install \"kernelgenbench[ray]\")."),
                 address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster to join (default: a local Ray instance).")) -> None:
     """Run a sweep: generate with a method, evaluate on a backend, store every result.
 
     Generation and evaluation overlap: --concurrency operators are generated at once while
     one worker per device (--devices) evaluates, each device timing one candidate at a time;
-    --executor ray spreads the workers over a Ray cluster. docs/scale-out.md has the details.
+    with --no-timing, --workers-per-device N runs N workers on each device (a correctness
+    pass that also warms Triton's cache); --executor ray spreads the workers over a Ray
+    cluster. docs/scale-out.md has the details.
     """
     from kgb_core.store import ResultStore
     from kgb_core.sweep import plan_sweep, run_sweep
@@ -277,7 +280,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
     config = apply_overrides(config, sources=source, ops=op, tags=tag, method=method,
                              backend=backend, emulate=emulate, db=db, seeds=seeds,
                              timeout_s=timeout, concurrency=concurrency, devices=devices,
-                             executor=executor, ray_address=address)
+                             workers_per_device=workers_per_device, executor=executor,
+                             ray_address=address)
     if address and config.executor != "ray":
         raise UserError("--address names a Ray cluster; use it with --executor ray")
     if samples is not None:

@@ -47,6 +47,8 @@ class RunConfig:
     # sweep can be resumed with more devices or another executor.
     concurrency: int = 1            # operators being generated at once (generation threads)
     devices: str | None = None      # "0,1", "all"; None: one unpinned worker
+    # Worker processes per device (or for the unpinned worker); above 1 only with timing off.
+    workers_per_device: int = 1
     executor: str = "local"         # "local" (worker processes here) or "ray"
     ray_address: str | None = None  # an existing Ray cluster; None starts a local instance
 
@@ -64,6 +66,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "cost_budget_usd": ("cost_budget_usd", (int, float)),
         "concurrency": ("concurrency", (int,)),
         "devices": ("devices", (str, list)),
+        "workers_per_device": ("workers_per_device", (int,)),
         "executor": ("executor", (str,)),
         "ray_address": ("ray_address", (str,)),
     },
@@ -155,6 +158,8 @@ def _validate_lists(config: RunConfig, where: str) -> None:
         raise UserError(f"{where}: timeout_s must be positive")
     if config.concurrency < 1:
         raise UserError(f"{where}: concurrency must be at least 1")
+    if config.workers_per_device < 1:
+        raise UserError(f"{where}: workers_per_device must be at least 1")
     if config.executor not in EXECUTORS:
         raise UserError(f"{where}: executor {config.executor!r} is not known"
                         f"{_suggest(config.executor, list(EXECUTORS))}")

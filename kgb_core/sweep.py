@@ -27,7 +27,8 @@ from kgb_core.environment import describe_environment
 from kgb_core.errors import UserError
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
-                                         EvaluationPool, SlotUsage, parse_devices)
+                                         EvaluationPool, SlotUsage,
+                                         check_workers_per_device, parse_devices)
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.methods import GenerationContext, Method
@@ -134,6 +135,7 @@ def resolve_backend(registry: Registry, name: str | None,
 
 
 def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
+    check_workers_per_device(config.workers_per_device, config.timing)
     method = registry.method(config.method)
     validate_method_options(config, method.option_keys())
     backend, note = resolve_backend(registry, config.backend, config.emulate)
@@ -156,6 +158,12 @@ def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
         if config.devices not in (None, "all"):
             raise UserError("--devices with --executor ray: Ray places one worker on each "
                             "device of the cluster; leave out --devices (or give all)")
+        if config.workers_per_device > 1:
+            # Ray would need fractional device resources per actor (num_gpus=1/N), which
+            # kgb does not ask for; the local executor does this.
+            raise UserError("--workers-per-device with --executor ray: Ray places one actor "
+                            "on each device; use the local executor (--devices) for several "
+                            "workers per device")
         devices = None
     else:
         devices = parse_devices(config.devices, backend)
@@ -177,7 +185,8 @@ def make_pool(plan: SweepPlan) -> EvaluationPool:
         from kgb_core.ray_executor import RayPool
 
         return RayPool(plan.backend, settings, address=config.ray_address)
-    return DevicePool(plan.backend, settings, plan.devices)
+    return DevicePool(plan.backend, settings, plan.devices,
+                      workers_per_device=config.workers_per_device)
 
 
 def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume: bool,

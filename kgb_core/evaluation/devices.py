@@ -7,6 +7,11 @@ slot takes the next job from a shared priority queue and runs it to completion b
 another. So a device evaluates one candidate at a time: two timed kernels never share a GPU,
 whatever the sweep's generation concurrency. On the CPU a device is just a worker slot.
 
+A correctness-only pass (timing off) may give each device several workers
+(``workers_per_device``): their compiles and checks overlap, which keeps the host's cores busy
+while one worker waits on the GPU, and warms Triton's on-disk cache for a later timed pass.
+Timing never runs that way (``check_workers_per_device``).
+
 An agent's intermediate evaluations (a turn waiting for its verdict) go before final
 candidates, since a generation thread is blocked on each; within a priority, first come first
 served. ``--executor ray`` swaps this pool for ``kgb_core.ray_executor.RayPool``, which keeps
@@ -102,6 +107,24 @@ def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
     return devices
 
 
+def check_workers_per_device(workers_per_device: int, timing: bool) -> None:
+    """Several workers on one device only when nothing is timed: two kernels running at once
+    on a GPU slow each other down, so neither's timing would mean anything."""
+    if workers_per_device < 1:
+        raise UserError(f"--workers-per-device {workers_per_device}: give at least 1")
+    if workers_per_device > 1 and timing:
+        raise UserError(f"--workers-per-device {workers_per_device} needs timing off "
+                        f"(--no-timing, or [evaluation] timing = false): timed kernels must "
+                        f"not share a device, their timings would be corrupted")
+
+
+def slot_names(devices: Sequence[int | None], workers_per_device: int = 1) -> list[str]:
+    """The name of each worker slot: the device index ("0" for the unpinned worker), then
+    "0#2", "0#3", ... for a device's further workers."""
+    return [str(device if device is not None else 0) + (f"#{worker + 1}" if worker else "")
+            for device in devices for worker in range(workers_per_device)]
+
+
 class EvaluationPool(ABC):
     """Where a sweep's candidates are evaluated. ``submit`` is thread-safe and returns at once."""
 
@@ -145,13 +168,16 @@ class _Queued:
 
 
 class DevicePool(EvaluationPool):
-    """One worker process per device slot, each fed by its own thread from a shared queue."""
+    """One worker process per device slot (``workers_per_device`` of them per device with
+    timing off), each fed by its own thread from a shared queue."""
 
     def __init__(self, backend: "Backend", settings: EvaluationSettings,
-                 devices: Sequence[int] | None = None) -> None:
+                 devices: Sequence[int] | None = None, workers_per_device: int = 1) -> None:
+        check_workers_per_device(workers_per_device, settings.timing)
         self.backend = backend
         self.settings = settings
         self.devices: list[int | None] = list(devices) if devices else [None]
+        self.workers_per_device = workers_per_device
         self._queue: "queue.PriorityQueue[_Queued]" = queue.PriorityQueue()
         self._sequence = itertools.count()
         self._evaluators: list[Evaluator] = []
@@ -161,13 +187,26 @@ class DevicePool(EvaluationPool):
         self._closed = False
 
     def describe(self) -> dict[str, Any]:
+        # workers_per_device only when above 1, so a plain run records what it always did.
         return {"executor": "local",
-                "devices": [d for d in self.devices if d is not None] or None}
+                "devices": [d for d in self.devices if d is not None] or None,
+                **({"workers_per_device": self.workers_per_device}
+                   if self.workers_per_device > 1 else {})}
+
+    def _slots(self) -> list[tuple[int | None, str]]:
+        """(device, slot name) of every worker, a device's workers next to each other."""
+        names = slot_names(self.devices, self.workers_per_device)
+        devices = [d for d in self.devices for _ in range(self.workers_per_device)]
+        return list(zip(devices, names))
 
     def start(self) -> list[dict[str, Any]]:
-        self._evaluators = [Evaluator.for_backend(self.backend, self.settings, device=device)
-                            for device in self.devices]
-        self._usage = [SlotUsage(slot=e.slot or "0") for e in self._evaluators]
+        # With one worker per device its slot is what it always was (empty for the unpinned
+        # worker, so results carry the old evaluated_on); with several, each is named.
+        self._evaluators = [
+            Evaluator.for_backend(self.backend, self.settings, device=device,
+                                  slot=name if self.workers_per_device > 1 else None)
+            for device, name in self._slots()]
+        self._usage = [SlotUsage(slot=name) for _, name in self._slots()]
         # Workers start side by side: each pays torch/triton imports and device setup.
         errors: list[BaseException] = []
 
@@ -230,8 +269,7 @@ class DevicePool(EvaluationPool):
     def usage(self) -> list[SlotUsage]:
         for evaluator, usage in zip(self._evaluators, self._usage):
             usage.worker_starts = evaluator.worker_starts
-        return list(self._usage) or [SlotUsage(slot=str(d if d is not None else 0))
-                                     for d in self.devices]
+        return list(self._usage) or [SlotUsage(slot=name) for _, name in self._slots()]
 
     def close(self, abort: bool = False) -> None:
         with self._lock:

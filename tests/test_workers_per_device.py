@@ -1,0 +1,118 @@
+"""Several evaluation workers on one device (``--workers-per-device N``), for correctness-only
+passes: every worker pinned like its device, each slot named, timing refused, resume across
+worker counts."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pytest
+
+from conftest import kgb
+from kgb_core.config import RunConfig, apply_overrides, load_config
+from kgb_core.errors import UserError
+from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.devices import DevicePool
+from kgb_core.evaluation.pool import EvaluationSettings
+from kgb_core.store import ResultStore
+from kgb_core.sweep import plan_sweep, run_sweep
+
+OPS = ["aten.neg", "aten.abs", "aten.relu", "aten.exp"]
+UNTIMED = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+
+
+def test_two_workers_on_one_device_pass_every_op_and_both_work(tmp_path, registry):
+    db = tmp_path / "two.db"
+    args = ["run", "--backend", "cpu", "--db", str(db), "--seed", "0", "--no-timing",
+            "--devices", "0", "--workers-per-device", "2", "--concurrency", "2"]
+    done = kgb(*args, *(arg for op in OPS for arg in ("--op", op)), timeout=120)
+    assert done.returncode == 0, done.stderr
+    # "evaluation workers: 0: 2 jobs, busy 41%; 0#2: 2 jobs, busy 37% of 5.2 s"
+    jobs = dict(re.findall(r"(0(?:#2)?): (\d+) jobs", done.stdout))
+    assert list(jobs) == ["0", "0#2"], done.stdout
+    assert all(int(n) for n in jobs.values()), "both workers of the device must have worked"
+    assert sum(int(n) for n in jobs.values()) == len(OPS)
+    with ResultStore(db) as store:
+        (run,) = store.runs()
+        rows = store.results(run["id"])
+    assert {row["op"]: row["verdict"] for row in rows} == {op: verdicts.PASS for op in OPS}
+    assert {json.loads(row["detail"])["evaluated_on"] for row in rows} == {"0", "0#2"}
+    evaluation = run["environment"]["evaluation"]
+    assert evaluation["workers_per_device"] == 2 and evaluation["devices"] == [0]
+    # Both workers are pinned like their device.
+    assert [(w["slot"], w["device_index"]) for w in evaluation["workers"]] == \
+        [("0", "0"), ("0#2", "0")]
+
+    # The worker count is no part of the plan: one worker resumes the same run.
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM results WHERE op = 'aten.exp'")
+    conn.commit()
+    conn.close()
+    one = plan_sweep(RunConfig(ops=OPS, backend="cpu", seeds=[0], timing=False,
+                               timeout_s=60), registry)
+    with ResultStore(db) as store:
+        resumed = run_sweep(one, registry, store, resume=True)
+        assert resumed.run_id == run["id"] and len(store.runs()) == 1
+        assert [r.op for r in resumed.results] == ["aten.exp"] and resumed.results[0].passed
+    assert [u.slot for u in resumed.usage] == ["0"]
+
+
+def test_slot_names_are_distinct_and_a_plain_pool_is_unchanged(registry):
+    cpu = registry.backend("cpu")
+    names = lambda devices, n: [u.slot for u in DevicePool(cpu, UNTIMED, devices,  # noqa: E731
+                                                           workers_per_device=n).usage()]
+    assert names(None, 1) == ["0"] and names([0, 1], 1) == ["0", "1"]
+    assert names(None, 3) == ["0", "0#2", "0#3"]
+    assert names([0, 1], 2) == ["0", "0#2", "1", "1#2"]
+    plain = DevicePool(cpu, UNTIMED, [0, 1]).describe()
+    assert plain == {"executor": "local", "devices": [0, 1]}  # what runs recorded before
+    assert DevicePool(cpu, UNTIMED, None, workers_per_device=2).describe() == \
+        {"executor": "local", "devices": None, "workers_per_device": 2}
+
+
+def test_several_workers_per_device_are_refused_while_timing(registry):
+    timed = RunConfig(ops=["aten.neg"], backend="cpu", workers_per_device=2)
+    with pytest.raises(UserError, match="needs timing off.*must not share a device"):
+        plan_sweep(timed, registry)
+    with pytest.raises(UserError, match="must not share a device"):
+        DevicePool(registry.backend("cpu"), EvaluationSettings(timing=True),
+                   workers_per_device=2)
+    ray = RunConfig(ops=["aten.neg"], backend="cpu", timing=False, workers_per_device=2,
+                    executor="ray")
+    with pytest.raises(UserError, match="--executor ray.*local executor"):
+        plan_sweep(ray, registry)
+    with pytest.raises(UserError, match="workers_per_device must be at least 1"):
+        apply_overrides(RunConfig(), workers_per_device=0)
+    # One worker per device is what timing always had.
+    assert plan_sweep(RunConfig(ops=["aten.neg"], backend="cpu", workers_per_device=1),
+                      registry).config.timing
+
+
+def test_the_toml_key(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("[run]\nworkers_per_device = 3\ndevices = [0]\n"
+                    "[evaluation]\ntiming = false\n")
+    config = load_config(path)
+    assert config.workers_per_device == 3 and config.devices == "0" and not config.timing
+    assert RunConfig().workers_per_device == 1
+    for value, message in (("\"two\"", "workers_per_device must be int, got str"),
+                           ("true", "workers_per_device must be int"),
+                           ("0", "workers_per_device must be at least 1")):
+        path.write_text(f"[run]\nworkers_per_device = {value}\n")
+        with pytest.raises(UserError, match=message):
+            load_config(path)
+
+
+def test_the_cli_refuses_timed_workers_sharing_a_device_in_one_line(tmp_path):
+    done = kgb("run", "--backend", "cpu", "--op", "aten.neg", "--db", str(tmp_path / "x.db"),
+               "--workers-per-device", "2")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: --workers-per-device 2 needs timing off (--no-timing")
+    assert "timed kernels must not share a device" in line
+    assert not (tmp_path / "x.db").exists(), "refused before anything ran"
+    usage = kgb("run", "--help")
+    assert "--workers-per-device" in usage.stdout
