@@ -15,7 +15,8 @@
 # Several sweeps run one after the other when their argument sets are separated by ";"
 # ("--source cublas; --source vllm"); they share the time limit KGB_SWEEP_LIMIT_S, each resuming
 # its own run in the same store, so a later call picks up where this one stopped.
-# Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
+# Steps also include warm (a correctness-only pass with KGB_WARM_WORKERS workers on the GPU,
+# before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
 # KGB_OVERHEAD_CANDIDATES, KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # KGB_COMMIT (recorded in environment.txt). Carry .device to resume a sweep, and take the
@@ -55,6 +56,24 @@ for step in $steps; do
           > "$OUT/anticheat.txt" 2>&1
       python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
           > "$OUT/overhead.txt" 2>&1 ;;
+    warm)
+      # A correctness-only pass with several workers on the GPU (kgb run --workers-per-device):
+      # compiles and checks overlap on the host's cores, and Triton's on-disk cache is warm for
+      # the timed sweep that follows. Its own store; KGB_WARM_LIMIT_S bounds it (default 240).
+      warm_deadline=$(( $(date +%s) + ${KGB_WARM_LIMIT_S:-240} ))
+      IFS=';' read -ra sweeps <<< "$sweep_args"
+      for args in "${sweeps[@]}"; do
+        left=$(( warm_deadline - $(date +%s) ))
+        if [ "$left" -le 10 ]; then echo "no time left for: $args" >> "$OUT/warm.txt"; continue; fi
+        echo "== correctness pass $args (${left}s left)" >> "$OUT/warm.txt"
+        started=$(date +%s)
+        # shellcheck disable=SC2086
+        timeout "$left" python3 -m kgb_core run $args --method reference --backend nvidia \
+            --seed 0 --no-timing --workers-per-device "${KGB_WARM_WORKERS:-6}" \
+            --db .device/h200-correctness.db --resume >> "$OUT/warm.txt" 2>&1
+        echo "warm exit $? wall_s $(( $(date +%s) - started ))" >> "$OUT/warm.txt"
+      done
+      cp .device/h200-correctness.db "$OUT/" 2>/dev/null ;;
     sweep)
       # KGB_SWEEP_DEADLINE (epoch seconds) ends the sweeps at a time set for the whole call,
       # whatever the steps before them took.
