@@ -179,7 +179,9 @@ def test_failures_and_timeouts_are_no_candidate_and_the_group_is_killed(tmp_path
                      "KGB_TEST_BEHAVIOUR": "aten.neg=fail,aten.relu=sleep"})
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    assert elapsed < 30, elapsed
+    # Not a speed target: a run that waited on the agent would never end (it sleeps forever);
+    # the sweep itself takes 10-30 s on a loaded 2-core machine. The pids below show the kill.
+    assert elapsed < 55, elapsed
     rows = _rows(db)
     assert rows["aten.neg"]["verdict"] == "no_candidate"
     assert "exit status 3" in rows["aten.neg"]["message"]
