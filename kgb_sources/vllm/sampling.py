@@ -47,6 +47,9 @@ TOPKP_CASES = (
     ShapeCase("top_k_ties", {"seqs": 4, "vocab": 300, "mode": "k", "ties": True}),
     ShapeCase("top_p", {"seqs": 3, "vocab": 500, "mode": "p"}),
     ShapeCase("top_k_and_p", {"seqs": 4, "vocab": 1000, "mode": "kp"}),
+    # Past one block (1024 on the CPU): the reference kernel's binary-search path, which the
+    # GPU cases take, also runs in the interpreter.
+    ShapeCase("two_blocks_kp", {"seqs": 2, "vocab": 1500, "mode": "kp"}),
     ShapeCase("heldout", {"seqs": 3, "vocab": 400, "mode": "kp"}, heldout=True),
     ShapeCase("llama3_batch", {"seqs": 64, "vocab": 128256, "mode": "kp"}, tier=LARGE),
     ShapeCase("qwen_top_k", {"seqs": 128, "vocab": 151936, "mode": "k", "ties": True},
