@@ -48,6 +48,25 @@ git_commit=${KGB_COMMIT:-unknown}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
   echo "kgb commit $git_commit"; date -u; } > "$OUT/environment.txt" 2>&1
+# run_sweeps NAME DEADLINE KGB-RUN-ARGS...: one resumable reference sweep per ";"-separated
+# argument set of $sweep_args, until DEADLINE (epoch s), logged to $OUT/NAME.txt. The wall time
+# per sweep, with the "N evaluated now" line above it, is the throughput of a real sweep
+# (operators per minute) on this machine.
+run_sweeps() {
+  local name=$1 deadline=$2 args left started
+  shift 2
+  IFS=';' read -ra sweeps <<< "$sweep_args"
+  for args in "${sweeps[@]}"; do
+    left=$(( deadline - $(date +%s) ))
+    if [ "$left" -le 10 ]; then echo "no time left for: $args" >> "$OUT/$name.txt"; continue; fi
+    echo "== $name $args (${left}s left)" >> "$OUT/$name.txt"
+    started=$(date +%s)
+    # shellcheck disable=SC2086
+    timeout "$left" python3 -m kgb_core run $args --method reference --backend nvidia \
+        --seed 0 --resume "$@" >> "$OUT/$name.txt" 2>&1
+    echo "$name exit $? wall_s $(( $(date +%s) - started ))" >> "$OUT/$name.txt"
+  done
+}
 for step in $steps; do
   case $step in
     probes)
@@ -60,37 +79,15 @@ for step in $steps; do
       # A correctness-only pass with several workers on the GPU (kgb run --workers-per-device):
       # compiles and checks overlap on the host's cores, and Triton's on-disk cache is warm for
       # the timed sweep that follows. Its own store; KGB_WARM_LIMIT_S bounds it (default 240).
-      warm_deadline=$(( $(date +%s) + ${KGB_WARM_LIMIT_S:-240} ))
-      IFS=';' read -ra sweeps <<< "$sweep_args"
-      for args in "${sweeps[@]}"; do
-        left=$(( warm_deadline - $(date +%s) ))
-        if [ "$left" -le 10 ]; then echo "no time left for: $args" >> "$OUT/warm.txt"; continue; fi
-        echo "== correctness pass $args (${left}s left)" >> "$OUT/warm.txt"
-        started=$(date +%s)
-        # shellcheck disable=SC2086
-        timeout "$left" python3 -m kgb_core run $args --method reference --backend nvidia \
-            --seed 0 --no-timing --workers-per-device "${KGB_WARM_WORKERS:-6}" \
-            --db .device/h200-correctness.db --resume >> "$OUT/warm.txt" 2>&1
-        echo "warm exit $? wall_s $(( $(date +%s) - started ))" >> "$OUT/warm.txt"
-      done
+      run_sweeps warm "$(( $(date +%s) + ${KGB_WARM_LIMIT_S:-240} ))" \
+          --no-timing --workers-per-device "${KGB_WARM_WORKERS:-6}" \
+          --db .device/h200-correctness.db
       cp .device/h200-correctness.db "$OUT/" 2>/dev/null ;;
     sweep)
       # KGB_SWEEP_DEADLINE (epoch seconds) ends the sweeps at a time set for the whole call,
       # whatever the steps before them took.
-      deadline=${KGB_SWEEP_DEADLINE:-$(( $(date +%s) + sweep_limit ))}
-      IFS=';' read -ra sweeps <<< "$sweep_args"
-      for args in "${sweeps[@]}"; do
-        left=$(( deadline - $(date +%s) ))
-        if [ "$left" -le 10 ]; then echo "no time left for: $args" >> "$OUT/sweep.txt"; continue; fi
-        echo "== sweep $args (${left}s left)" >> "$OUT/sweep.txt"
-        started=$(date +%s)
-        # shellcheck disable=SC2086
-        timeout "$left" python3 -m kgb_core run $args --method reference \
-            --backend nvidia --seed 0 --db .device/h200.db --resume >> "$OUT/sweep.txt" 2>&1
-        # The wall time per sweep, with the "N evaluated now" line above it, is the
-        # throughput of a real sweep (operators per minute) on this machine.
-        echo "sweep exit $? wall_s $(( $(date +%s) - started ))" >> "$OUT/sweep.txt"
-      done ;;
+      run_sweeps sweep "${KGB_SWEEP_DEADLINE:-$(( $(date +%s) + sweep_limit ))}" \
+          --db .device/h200.db ;;
     doctor)
       { python3 -m kgb_core doctor --backend nvidia; echo "doctor exit $?"
         python3 -m kgb_core backends; python3 -m kgb_core plugins
