@@ -18,7 +18,7 @@
 # Steps also include warm (a correctness-only pass with KGB_WARM_WORKERS workers on the GPU,
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
-# KGB_OVERHEAD_CANDIDATES, KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
+# KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # KGB_COMMIT (recorded in environment.txt). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
@@ -103,7 +103,8 @@ for step in $steps; do
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
     overhead)
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
-          --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" > "$OUT/overhead.txt" 2>&1; echo "overhead exit $?" >> "$OUT/overhead.txt" ;;
+          --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" \
+          ${KGB_OVERHEAD_OPS:+--timed-ops "$KGB_OVERHEAD_OPS"} > "$OUT/overhead.txt" 2>&1; echo "overhead exit $?" >> "$OUT/overhead.txt" ;;
     throughput)
       # A new run in the perf store (only its rows are counted); KGB_THROUGHPUT_LIMIT
       # (operators, spread over the sources) keeps it inside one call's limit.
