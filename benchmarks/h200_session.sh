@@ -48,6 +48,11 @@ git_commit=${KGB_COMMIT:-unknown}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
   echo "kgb commit $git_commit"; date -u; } > "$OUT/environment.txt" 2>&1
+# copy_store SRC DST: a store is in WAL mode, and a sweep cut by its deadline leaves its last
+# rows in SRC-wal, which a plain cp leaves behind: SQLite's backup copies them too.
+copy_store() {
+  [ -f "$1" ] && python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))" "$1" "$2"
+}
 # run_sweeps NAME DEADLINE KGB-RUN-ARGS...: one resumable reference sweep per ";"-separated
 # argument set of $sweep_args, until DEADLINE (epoch s), logged to $OUT/NAME.txt. The wall time
 # per sweep, with the "N evaluated now" line above it, is the throughput of a real sweep
@@ -82,7 +87,7 @@ for step in $steps; do
       run_sweeps warm "$(( $(date +%s) + ${KGB_WARM_LIMIT_S:-240} ))" \
           --no-timing --workers-per-device "${KGB_WARM_WORKERS:-6}" \
           --db .device/h200-correctness.db
-      cp .device/h200-correctness.db "$OUT/" 2>/dev/null ;;
+      copy_store .device/h200-correctness.db "$OUT/h200-correctness.db" ;;
     sweep)
       # KGB_SWEEP_DEADLINE (epoch seconds) ends the sweeps at a time set for the whole call,
       # whatever the steps before them took.
@@ -122,11 +127,11 @@ for step in $steps; do
       # README); without it the HTML has every table and says so.
       python3 -m kgb_core report --db "$perf_db" --html "$OUT/report.html" \
           --md "$OUT/report.md" > /dev/null 2>> "$OUT/calibrate.txt"
-      cp "$perf_db" "$OUT/h200-perf.db" 2>/dev/null ;;
+      copy_store "$perf_db" "$OUT/h200-perf.db" ;;
     report)
       python3 -m kgb_core report --db .device/h200.db --per-op > "$OUT/report.txt" 2>&1
       python3 -m kgb_core report --db .device/h200.db --json > "$OUT/report.json" 2>&1
-      cp .device/h200.db "$OUT/h200.db" 2>/dev/null ;;
+      copy_store .device/h200.db "$OUT/h200.db" ;;
   esac
 done
 tail -n 5 "$OUT"/*.txt

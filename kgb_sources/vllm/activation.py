@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase, Tolerance
 
-from kgb_sources.vllm._build import kernel_file, vllm_op
+from kgb_sources.vllm._build import ROUNDED_INTERMEDIATE, kernel_file, vllm_op
 
 # (tokens..., d): odd token counts and d no block divides, one d over the 1024-wide block.
 GATED_CASES = (
@@ -224,6 +224,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: 3 * _numel(p["shape"]) * size,
             tags=("activation", "out_param"),
             mutated_args=(0,),
+            tolerance_overrides=ROUNDED_INTERMEDIATE,
             reference_kernel=_render(
                 "_and_mul", name=name, formula=formula, act=TRITON_GATED[triton_name],
                 act_first=str(act_first),

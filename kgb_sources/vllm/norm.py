@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase, WithTolerance
 
 from kgb_sources.vllm import _quant
-from kgb_sources.vllm._build import vllm_op
+from kgb_sources.vllm._build import ROUNDED_INTERMEDIATE, vllm_op
 
 NORM_CASES = (
     ShapeCase("odd_tokens", {"tokens": 7, "hidden": 129, "eps": 1e-6}),
@@ -307,6 +307,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 4 * p["tokens"] * p["hidden"],
             bytes_moved=lambda p, size: _bytes(p, size, 1, 1),
             tags=("norm", "out_param"), mutated_args=(0,),
+            tolerance_overrides=ROUNDED_INTERMEDIATE,
             vllm_callable="vllm._custom_ops.rms_norm",
         ),
         vllm_op(
@@ -324,6 +325,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 5 * p["tokens"] * p["hidden"],
             bytes_moved=lambda p, size: _bytes(p, size, 2, 2),
             tags=("norm", "inplace"), mutated_args=(0, 1),
+            tolerance_overrides=ROUNDED_INTERMEDIATE,
             vllm_callable="vllm._custom_ops.fused_add_rms_norm",
         ),
         vllm_op(

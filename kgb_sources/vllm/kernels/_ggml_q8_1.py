@@ -43,8 +43,11 @@ def _q8_1_kernel(w_ptr, x_ptr, out_ptr, ids_ptr, rows, cols, top_k, expert_strid
     for blk in range(0, cols // 32):
         x = tl.load(x_ptr + x_row.to(tl.int64) * cols + blk * 32 + j).to(tl.float32)
         amax = tl.max(tl.abs(x), axis=0)
-        d = amax / 127.0
-        q = tl.where(amax == 0, 0.0, _round_half_away(x / tl.where(amax == 0, 1.0, d)))
+        # div_rn: CUDA's float '/' is correctly rounded, Triton's may lower to an approximate
+        # division on GPUs, which moves x / d across a .5 and flips q by one (seen on the H200).
+        d = tl.math.div_rn(amax, 127.0)
+        q = tl.where(amax == 0, 0.0,
+                     _round_half_away(tl.math.div_rn(x, tl.where(amax == 0, 1.0, d))))
         d16 = d.to(tl.float16).to(tl.float32)
         s16 = tl.sum(x, axis=0).to(tl.float16).to(tl.float32)
         base = w_base + r.to(tl.int64) * row_bytes + blk * BLOCK_BYTES
