@@ -133,7 +133,9 @@ class NvidiaBackend(Backend):
 
         if nbytes <= 0:
             return
-        block = torch.empty(nbytes // 4 + 1, dtype=torch.float32, device="cuda")
+        # Exactly nbytes' size class: one element more can round the request past a freed
+        # block of that size, which best fit then passes over.
+        block = torch.empty((nbytes + 3) // 4, dtype=torch.float32, device="cuda")
         block.fill_(float("nan"))
         del block
 

@@ -307,6 +307,11 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
         typer.echo("evaluation workers: " + "; ".join(
             f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / outcome.wall_s:.0f}%"
             for u in outcome.usage) + f" of {outcome.wall_s:.1f} s")
+        retried = sum(u.retried_alone for u in outcome.usage)
+        if retried:
+            typer.echo(f"{retried} job(s) ran out of device memory beside other workers and "
+                       f"were run again with the device to themselves; their verdicts are "
+                       f"from that run")
     if outcome.stopped_by_budget:
         typer.echo(f"stopped: {outcome.stopped_by_budget}")
 

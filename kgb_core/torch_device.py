@@ -164,7 +164,9 @@ class TorchDeviceBackend(Backend):
 
         if nbytes <= 0:
             return
-        block = torch.empty(nbytes // 4 + 1, dtype=torch.float32,
+        # Exactly nbytes' size class: one element more can round the request past a freed
+        # block of that size, which best fit then passes over.
+        block = torch.empty((nbytes + 3) // 4, dtype=torch.float32,
                             device=f"{self.quirks.device_type}:0")
         block.fill_(float("nan"))
         del block

@@ -177,3 +177,29 @@ def test_a_compile_error_message_keeps_its_chained_cause():
         text = _short_traceback(error, "candidate.py")
     assert text.startswith("RuntimeError: at 49:16")
     assert text.endswith("caused by ValueError: unsupported dtype fp64 for tl.dot")
+
+
+def test_the_blocks_of_the_last_calls_outputs_are_poisoned_before_the_next_call(registry):
+    """An output that depends on no input (zeros, arange) finds the last call's right answer in
+    the block the caching allocator hands it next, unless that block is NaN-filled first: on
+    the H200, ghost replay of aten.zeros "matched" before this."""
+    import torch
+
+    from kgb_core.evaluation.checker import CandidateChecker
+    from kgb_core.evaluation.integrity import IntegrityGuard
+    from kgb_core.evaluation.launches import LaunchCounter
+
+    class RecordingBackend(type(registry.backend("cpu"))):
+        poisoned: list[int] = []
+
+        def poison_free_memory(self, nbytes: int) -> None:
+            self.poisoned.append(nbytes)
+
+    backend = RecordingBackend()
+    checker = CandidateChecker(backend, "cpu", timer=None, counter=LaunchCounter())
+    checker.guard, checker.path = IntegrityGuard(), __file__
+    checker.kernel = lambda n: (torch.empty(n, dtype=torch.float32), torch.empty(3))
+    checker._call([1000], ghost=True)  # ghost: no Triton launch is required
+    assert 4000 not in backend.poisoned
+    checker._call([1000], ghost=True)
+    assert {4000, 12} <= set(backend.poisoned)

@@ -152,8 +152,9 @@ MUTANTS = {
     # Activations not quantised to q8_1 (x / d kept unrounded): more accurate than vLLM, and
     # not what vLLM computes.
     "ggml_vec_skips_q8_1_rounding": (
-        "ggml_mul_mat_vec_a8", "_round_half_away(x / tl.where(amax == 0, 1.0, d))",
-        "(x / tl.where(amax == 0, 1.0, d))"),
+        "ggml_mul_mat_vec_a8",
+        "_round_half_away(tl.math.div_rn(x, tl.where(amax == 0, 1.0, d)))",
+        "(tl.math.div_rn(x, tl.where(amax == 0, 1.0, d)))"),
     # The GEMV's Q5_0 rule (with the block sum) on the tiled GEMM path, which has none.
     "ggml_mm_uses_the_gemv_q5_0_rule": ("ggml_mul_mat_a8", "mmq=True)\n", "mmq=False)\n"),
     # Every slot of a token routed to the token's first expert.

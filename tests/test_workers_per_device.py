@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
+import time
 
 import pytest
 
 from conftest import kgb
 from kgb_core.config import RunConfig, apply_overrides, load_config
 from kgb_core.errors import UserError
-from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.devices import DevicePool
+from kgb_core.evaluation import devices, verdicts
+from kgb_core.evaluation.devices import DevicePool, EvalJob
+from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.pool import EvaluationSettings
 from kgb_core.store import ResultStore
 from kgb_core.sweep import plan_sweep, run_sweep
@@ -116,3 +119,85 @@ def test_the_cli_refuses_timed_workers_sharing_a_device_in_one_line(tmp_path):
     assert not (tmp_path / "x.db").exists(), "refused before anything ran"
     usage = kgb("run", "--help")
     assert "--workers-per-device" in usage.stdout
+
+
+class _SharedDeviceEvaluator:
+    """Stands in for a worker on a device shared with others: "big" runs out of the device's
+    memory whenever another job runs beside it, and passes alone."""
+
+    running = 0
+    lock = threading.Lock()
+    overlapped_retries = 0
+
+    def __init__(self, slot):
+        self.slot, self.worker_starts, self.worker_info = slot, 1, {}
+
+    def start(self):
+        pass
+
+    def evaluate(self, op, source, method="", sample=0):
+        with self.lock:
+            type(self).running += 1
+            crowded = type(self).running > 1
+        try:
+            time.sleep(0.05)
+            with self.lock:
+                crowded = crowded or type(self).running > 1
+            if op == "big" and crowded:
+                return EvalResult(op=op, backend="cpu", verdict=verdicts.HARNESS_ERROR,
+                                  message="OutOfMemoryError: CUDA out of memory. Tried to "
+                                          "allocate 3.92 GiB")
+            return EvalResult(op=op, backend="cpu", verdict=verdicts.PASS)
+        finally:
+            with self.lock:
+                type(self).running -= 1
+
+    def close(self):
+        pass
+
+    def kill_worker(self):
+        pass
+
+
+def test_a_job_that_ran_out_of_shared_device_memory_runs_again_alone(monkeypatch, registry):
+    monkeypatch.setattr(devices.Evaluator, "for_backend",
+                        lambda backend, settings, device=None, slot=None:
+                        _SharedDeviceEvaluator(slot))
+    pool = DevicePool(registry.backend("cpu"), UNTIMED, [0], workers_per_device=3)
+    pool.start()
+    try:
+        futures = [pool.submit(EvalJob(op=op, source="")) for op in
+                   ["small1", "big", "small2", "small3", "small4", "small5"]]
+        results = {f.result(timeout=30).op: f.result().verdict for f in futures}
+    finally:
+        pool.close()
+    assert results == {op: verdicts.PASS for op in results}, results
+    assert sum(u.retried_alone for u in pool.usage()) == 1
+
+
+def test_the_device_gate_lets_an_exclusive_holder_in_only_alone():
+    gate = devices._DeviceGate()
+    events: list[str] = []
+    shared_in, release_shared = threading.Event(), threading.Event()
+
+    def hold_shared():
+        with gate.shared():
+            shared_in.set()
+            release_shared.wait(5)
+            events.append("shared out")
+
+    def hold_exclusive():
+        with gate.exclusive():
+            events.append("exclusive in")
+
+    first = threading.Thread(target=hold_shared)
+    first.start()
+    shared_in.wait(5)
+    waiter = threading.Thread(target=hold_exclusive)
+    waiter.start()
+    time.sleep(0.1)
+    assert events == []  # the exclusive holder waits for the shared job
+    release_shared.set()
+    first.join(5)
+    waiter.join(5)
+    assert events == ["shared out", "exclusive in"]

@@ -188,6 +188,11 @@ class CandidateChecker:
         self.timer = timer
         self.counter = counter
         self.harness_stream = harness_stream
+        # Byte sizes of the tensors the last call returned: the caching allocator hands those
+        # freed blocks to the next call's outputs of the same size, so they are poisoned too
+        # (an output that depends on no input, zeros or arange, would otherwise find the last
+        # call's right answer in its new block: on the H200, ghost replay "matched").
+        self._last_output_bytes: list[int] = []
 
     def evaluate(self, spec: OperatorSpec, candidate_path: str, settings: CheckSettings) -> EvalResult:
         started = time.perf_counter()
@@ -222,6 +227,8 @@ class CandidateChecker:
         self.backend.synchronize()
         self.backend.poison_free_memory(2 * sum(t.numel() * t.element_size()
                                                 for t in _tensors(inputs)))
+        for nbytes in self._last_output_bytes:
+            self.backend.poison_free_memory(nbytes)
         threads_before = set(threading.enumerate())
         tasks_before = _os_threads() if self.backend.watch_os_threads else set()
         self.counter.reset()
@@ -238,6 +245,7 @@ class CandidateChecker:
             raise CandidateFailure(_classify(error), _short_traceback(error, self.path)) from None
         finally:
             self.counter.ghost = False
+        self._last_output_bytes = [t.untyped_storage().nbytes() for t in _tensors([actual])][:8]
         if self.counter.limit_violations:  # the candidate caught the error and went on
             raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
         self._check_integrity("during kernel(...)")

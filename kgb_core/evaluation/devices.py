@@ -10,7 +10,9 @@ whatever the sweep's generation concurrency. On the CPU a device is just a worke
 A correctness-only pass (timing off) may give each device several workers
 (``workers_per_device``): their compiles and checks overlap, which keeps the host's cores busy
 while one worker waits on the GPU, and warms Triton's on-disk cache for a later timed pass.
-Timing never runs that way (``check_workers_per_device``).
+Timing never runs that way (``check_workers_per_device``). Those workers share the GPU's
+memory, so a job that ran out of it there (a neighbour's large case at the same moment) runs
+once more with the device to itself (``_DeviceGate``), and only that verdict is kept.
 
 An agent's intermediate evaluations (a turn waiting for its verdict) go before final
 candidates, since a generation thread is blocked on each; within a priority, first come first
@@ -26,10 +28,12 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kgb_core.errors import UserError
+from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.results import EvalResult
 
@@ -61,12 +65,14 @@ class SlotUsage:
     busy_s: float = 0.0
     worker_starts: int = 0
     lost: int = 0  # jobs that were running when the slot's worker (a Ray actor) died
+    retried_alone: int = 0  # jobs run again with the device to itself after running out of memory
     # (start, end) of every job, time.monotonic() in the harness: when the device was busy.
     intervals: list[tuple[float, float]] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"slot": self.slot, "jobs": self.jobs, "busy_s": round(self.busy_s, 3),
-                "worker_starts": self.worker_starts, "lost": self.lost}
+                "worker_starts": self.worker_starts, "lost": self.lost,
+                **({"retried_alone": self.retried_alone} if self.retried_alone else {})}
 
 
 def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
@@ -137,6 +143,20 @@ class EvaluationPool(ABC):
         """Queue one job; the future's result is its ``EvalResult``."""
 
     @abstractmethod
+    def _evaluate(self, index: int, job: EvalJob) -> EvalResult:
+        evaluator = self._evaluators[index]
+        if self.workers_per_device == 1:
+            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
+        gate = self._gates[self._slots()[index][0]]
+        with gate.shared():
+            result = evaluator.evaluate(job.op, job.source, method=job.method,
+                                        sample=job.sample)
+        if not ran_out_of_device_memory(result):
+            return result
+        with gate.exclusive():
+            self._usage[index].retried_alone += 1
+            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
+
     def usage(self) -> list[SlotUsage]:
         """Per slot: jobs, busy seconds, worker starts."""
 
@@ -167,6 +187,52 @@ class _Queued:
     future: "Future[EvalResult] | None" = field(compare=False)
 
 
+class _DeviceGate:
+    """Jobs on one device share it; a retry after running out of memory has it alone.
+
+    An exclusive holder waits for the shared jobs running to finish, and from the moment it
+    waits no new shared job starts, so the retry cannot starve behind a stream of them."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._shared = 0
+        self._exclusive_wanted = 0
+        self._exclusive = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not (self._exclusive or self._exclusive_wanted))
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._shared -= 1
+                self._condition.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._condition:
+            self._exclusive_wanted += 1
+            self._condition.wait_for(lambda: not (self._exclusive or self._shared))
+            self._exclusive_wanted -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._exclusive = False
+                self._condition.notify_all()
+
+
+def ran_out_of_device_memory(result: EvalResult) -> bool:
+    """An out-of-memory verdict, or a harness error from the allocator (inputs, reference)."""
+    return (result.verdict == verdicts.OOM
+            or (result.verdict == verdicts.HARNESS_ERROR
+                and "out of memory" in result.message.lower()))
+
+
 class DevicePool(EvaluationPool):
     """One worker process per device slot (``workers_per_device`` of them per device with
     timing off), each fed by its own thread from a shared queue."""
@@ -185,6 +251,7 @@ class DevicePool(EvaluationPool):
         self._usage: list[SlotUsage] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._gates = {device: _DeviceGate() for device in self.devices}
 
     def describe(self) -> dict[str, Any]:
         # workers_per_device only when above 1, so a plain run records what it always did.
@@ -252,8 +319,7 @@ class DevicePool(EvaluationPool):
             result: EvalResult | None = None
             failure: BaseException | None = None
             try:
-                result = evaluator.evaluate(item.job.op, item.job.source,
-                                            method=item.job.method, sample=item.job.sample)
+                result = self._evaluate(index, item.job)
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits on it
                 failure = error
             ended = time.monotonic()
@@ -265,6 +331,20 @@ class DevicePool(EvaluationPool):
                 item.future.set_exception(failure)
             else:
                 item.future.set_result(result)
+
+    def _evaluate(self, index: int, job: EvalJob) -> EvalResult:
+        evaluator = self._evaluators[index]
+        if self.workers_per_device == 1:
+            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
+        gate = self._gates[self._slots()[index][0]]
+        with gate.shared():
+            result = evaluator.evaluate(job.op, job.source, method=job.method,
+                                        sample=job.sample)
+        if not ran_out_of_device_memory(result):
+            return result
+        with gate.exclusive():
+            self._usage[index].retried_alone += 1
+            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
 
     def usage(self) -> list[SlotUsage]:
         for evaluator, usage in zip(self._evaluators, self._usage):
