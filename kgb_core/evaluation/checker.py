@@ -9,7 +9,8 @@ Order of one evaluation, each step able to end it with its verdict:
    reference, on its own copy of the inputs (so no expected output exists in memory during the
    call) and the comparison;
 3. a rewritten-inputs trial: the same tensors called twice, with new values written into them
-   in between, so a result cached by identity, pointer or shape shows;
+   in between, so a result cached by identity, pointer or shape shows (stale_output when the
+   first call's answer comes back; any other miss is a wrong_output);
 4. ghost replay: one more call with every Triton launch a no-op, which must not come out right;
 5. timing of candidate and baseline on the same inputs, on the harness's stream, then the
    guard again (a patched clock) and one more rewritten-inputs call (caching while timed).
@@ -393,13 +394,13 @@ class CandidateChecker:
         """Call on inputs, write new values into the same tensors, call again: must follow."""
         case, dtype = first
         inputs = list(spec.make_inputs(InputContext(case, dtype, seeds[0], self.device)))
-        self._call(list(inputs))
         self._call_with_new_values(spec, case, dtype, inputs, seeds[1], when)
 
     def _call_with_new_values(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
                               inputs: list[Any], seed: int, when: str) -> None:
-        """New values written into the same input tensors, one more call: a right answer for
-        the old values is a stale output."""
+        """A call, new values written into the same input tensors, one more call: the first
+        call's answer coming back is a stale output, any other wrong answer a wrong output."""
+        before = clone_tree(self._call(list(inputs)))
         fresh = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
         for target, values in zip(_tensors(inputs), _tensors(fresh)):
             target.copy_(values)
@@ -407,8 +408,12 @@ class CandidateChecker:
         actual = self._call(inputs)
         record = self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual)
         if record["status"] != verdicts.PASS:
-            verdict = (verdicts.STALE_OUTPUT if record["status"] == verdicts.WRONG_OUTPUT
-                       else record["status"])
+            verdict = record["status"]
+            if verdict == verdicts.WRONG_OUTPUT and (spec.mutated_args
+                                                     or _unchanged(actual, before)):
+                # In place, every call moves the state on: no single "before" to compare, so
+                # a wrong answer there counts as stale, as it always did.
+                verdict = verdicts.STALE_OUTPUT
             raise CandidateFailure(verdict, f"{when}, with new values written into the same "
                                    f"input tensors: {record['message']}")
 
