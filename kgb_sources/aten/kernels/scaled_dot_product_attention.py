@@ -4,6 +4,10 @@
 # causal mask). A flash-attention loop: one program owns BLOCK_M query rows of one head and
 # streams the keys in BLOCK_N blocks, keeping a running max and sum (online softmax) and an
 # fp32 output accumulator, so the (Lq, Lk) score matrix never exists in memory.
+#
+# Head dims are never masked in the kernel: the wrapper hands it q, k and v whose head dim is
+# the block's (a power of two >= 16) and whose strides are multiples of 16 elements, copying
+# them into zero-padded buffers where they are not (see _aligned_heads).
 import math
 
 import torch
@@ -12,7 +16,7 @@ import triton.language as tl
 
 
 @triton.jit
-def _attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, Lq, Lk, D, DV, scale,
+def _attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, Lq, Lk, DV, scale,
                       sqb, sqh, sqm, sqd, skb, skh, skn, skd, svb, svh, svn, svd,
                       sob, soh, som, sod,
                       IS_CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -25,7 +29,7 @@ def _attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, Lq, Lk, D, DV, scale,
     offs_d = tl.arange(0, BLOCK_D)
     offs_dv = tl.arange(0, BLOCK_DV)
     q = tl.load(q_ptr + b * sqb + h * sqh + offs_m[:, None] * sqm + offs_d[None, :] * sqd,
-                mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D), other=0.0)
+                mask=offs_m[:, None] < Lq, other=0.0)
     k_base = k_ptr + b * skb + h * skh
     v_base = v_ptr + b * svb + h * svh
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
@@ -39,7 +43,7 @@ def _attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, Lq, Lk, D, DV, scale,
     for start_n in range(0, hi, BLOCK_N):
         offs_n = start_n + tl.arange(0, BLOCK_N)
         k_t = tl.load(k_base + offs_n[None, :] * skn + offs_d[:, None] * skd,
-                      mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0.0)
+                      mask=offs_n[None, :] < Lk, other=0.0)
         # "ieee": torch computes float32 attention exactly, and TF32 misses its tolerance.
         s = tl.dot(q, k_t, input_precision="ieee") * scale
         valid = offs_n[None, :] < Lk
@@ -53,15 +57,39 @@ def _attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, H, Lq, Lk, D, DV, scale,
         alpha = tl.exp(m_i - m_safe)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         v = tl.load(v_base + offs_n[:, None] * svn + offs_dv[None, :] * svd,
-                    mask=(offs_n[:, None] < Lk) & (offs_dv[None, :] < DV), other=0.0)
+                    mask=offs_n[:, None] < Lk, other=0.0)
         # p in v's dtype: fp16/bf16 tensor-core products with fp32 accumulation, as flash
         # attention does; for float32 an exact fp32 product.
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision="ieee")
         m_i = m_new
     out = acc / l_i[:, None]
+    # v's padded columns hold zeros: only the first DV columns are the output.
     tl.store(o_ptr + b * sob + h * soh + offs_m[:, None] * som + offs_dv[None, :] * sod,
              out.to(o_ptr.dtype.element_ty),
              mask=(offs_m[:, None] < Lq) & (offs_dv[None, :] < DV))
+
+
+def _aligned_heads(x: torch.Tensor, block: int) -> torch.Tensor:
+    """x itself when its head dim is `block` and every stride a multiple of 16 elements, else a
+    contiguous copy zero-padded to `block` columns.
+
+    Why: on an H200 (Triton 3.6) the kernel gave wrong output (891 of 912 elements) for d=40,
+    dv=24, Lk=70 in fp16, while the interpreter with the same block sizes was right. That case
+    alone combined k/v tiles masked in the head dim, with 40- and 24-element row strides that
+    Triton cannot vectorize, and a key loop of more than one BLOCK_N feeding wgmma; the shapes
+    that passed there had one key block, or aligned unmasked head dims (d=64, 128). Which of those
+    Triton mishandled is not pinned down, and this fix has not run on a GPU yet. Padding puts
+    every shape on the aligned, unmasked path; flash-attention's own wrapper (flash_attn_interface.py) likewise
+    pads head dims to multiples of 8. The copy costs O(L * d) beside the kernel's
+    O(Lq * Lk * d), and aligned power-of-two head dims skip it.
+    """
+    aligned = (x.shape[-1] == block and x.stride(-1) == 1 and x.data_ptr() % 16 == 0
+               and all(stride % 16 == 0 for stride in x.stride()[:-1]))
+    if aligned:
+        return x
+    padded = x.new_zeros((*x.shape[:-1], block))
+    padded[..., :x.shape[-1]] = x
+    return padded
 
 
 def kernel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = False,
@@ -76,6 +104,7 @@ def kernel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = 
     softmax_scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     block_d = max(16, triton.next_power_of_2(d))
     block_dv = max(16, triton.next_power_of_2(dv))
+    q, k, v = _aligned_heads(q, block_d), _aligned_heads(k, block_d), _aligned_heads(v, block_dv)
     if q.device.type == "cuda":
         # float32 tiles take twice the shared memory of fp16 ones: smaller blocks keep the
         # pipelined k/v buffers within an SM's shared memory.
@@ -85,7 +114,7 @@ def kernel(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = 
         block_m, block_n, warps = 32, 32, 4
     grid = (triton.cdiv(lq, block_m), batch * heads)
     _attention_kernel[grid](
-        q, k, v, out, heads, lq, lk, d, dv, softmax_scale,
+        q, k, v, out, heads, lq, lk, dv, softmax_scale,
         q.stride(0), q.stride(1), q.stride(2), q.stride(3),
         k.stride(0), k.stride(1), k.stride(2), k.stride(3),
         v.stride(0), v.stride(1), v.stride(2), v.stride(3),
