@@ -9,11 +9,12 @@ of any block, so a kernel that assumes contiguity, a last dim or one block fails
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, Mapping
 
-from kgb_core.operators import (LARGE, InputContext, OperatorSpec, ShapeCase, Tolerance,
-                                 dtype_itemsize)
+from kgb_core.operators import (DEFAULT_RTOL, LARGE, InputContext, OperatorSpec, ShapeCase,
+                                 Tolerance, dtype_itemsize)
 
 from kgb_sources.aten._build import FLOATS, aten_op, from_template, numel
 
@@ -56,8 +57,9 @@ SCAN_CASES = (
 )
 
 
-# prod and cumprod multiply up to 2053 terms: their inputs are +-exp(0.05 z), so products stay
-# within fp16's range and a wrong sign or a dropped term still shows.
+# prod and cumprod multiply up to 2053 terms in the small cases (40999 in the large ones): their
+# inputs are +-exp(0.05 z), so the small cases' products stay within fp16's range and a wrong
+# sign or a dropped term still shows (see _fp32_product_rtol).
 PRODUCT_CASES = tuple(
     ShapeCase(case.name, {**case.params, "near_one": True}, tier=case.tier, heldout=case.heldout)
     for case in REDUCTION_CASES)
@@ -205,21 +207,61 @@ def _cumsum_reference(x, dim):  # noqa: ANN001, ANN202
     return torch.cumsum(x, dim)
 
 
-def _scan_fp32_reference(name: str) -> Callable[[Any, int], Any]:
-    """torch.<name>(x, dim) accumulated in fp32 for fp16/bf16 inputs, as _cumsum_reference.
+def _product_float64_reference(name: str) -> Callable[[Any, int], Any]:
+    """torch.<name>(x, dim) multiplied in float64 for every input dtype, rounded once to x's.
 
     torch's CPU prod and cumprod multiply fp16 in fp16 (measured here, torch 2.13: relative
     error 5e-3 over 129 terms, beyond fp16's rtol), so an fp32 kernel would fail against them.
+    In fp32 torch's own CUDA scan and reduction round N - 1 times like the kernel does, so the
+    two errors added up against each other (on an H200: cumprod long_sequence 1.1e-5 and prod
+    long_middle_dim 1.5e-5 relative, both known-good kernels); in float64 the truth is off by
+    at most N x 2^-53 before the final rounding, and only the kernel's own error is judged.
+    Timing compares against the native call (the spec's ``baseline``). Chips without float64
+    (plugins/kgb-backend-ascend, -cambricon, -iluvatar say so) get it computed on the CPU:
+    float64 rounding is the same there, and only the result goes back.
     """
     def call(x, dim):  # noqa: ANN001, ANN202
         import torch
 
-        if x.dtype in (torch.float16, torch.bfloat16):
-            return getattr(torch, name)(x, dim, dtype=torch.float32).to(x.dtype)
-        return getattr(torch, name)(x, dim)
+        product = getattr(torch, name)
+        try:
+            return product(x, dim, dtype=torch.float64).to(x.dtype)
+        except (RuntimeError, TypeError):
+            if x.device.type == "cpu":
+                raise
+            return product(x.cpu(), dim, dtype=torch.float64).to(x.dtype).to(x.device)
 
-    call.__name__ = f"{name}_fp32"
+    call.__name__ = f"{name}_float64"
     return call
+
+
+# The fp32 unit roundoff: a multiply rounded to nearest is off by at most this, relatively.
+FP32_UNIT_ROUNDOFF = 2.0 ** -24
+
+
+def _fp32_product_rtol(params: Mapping[str, Any]) -> float:
+    """fp32 rtol for a product (or prefix product) of N = reduced_length factors.
+
+    Any evaluation order (a loop, a tree, blocked scans with a carry) multiplies N factors with
+    N - 1 roundings, each a factor (1 + d) with |d| <= u = 2^-24, so the relative error is
+    about the sum of the d's: (N - 1) u at worst (2.4e-3 at N = 40999), which unbiased rounding
+    never approaches. Each d is a rounding error uniform over +-ulp/2, relative to a mantissa m
+    in [1, 2): its standard deviation is 2u sqrt(E[1/m^2] / 12) = 0.42u for log-uniform
+    mantissas, and the sum's is 0.42u sqrt(N - 1) (5.1e-6 at N = 40999, as measured on these
+    inputs in tests/test_product_tolerance.py). rtol = 4u sqrt(N) is 9.4 of those standard
+    deviations, far past the largest of 4M independent errors (5.5), and never below the
+    published 1e-5: 1e-5 up to N = 1759, 1.08e-5 at 2053, 1.5e-5 at 4096, 4.3e-5 at 32768,
+    4.8e-5 at 40999.
+
+    A wrong kernel is off by a whole factor: a factor dropped, repeated or shifted in (an
+    off-by-one scan) multiplies the result by x^(+-1) with x = +-exp(0.05 z), which flips the
+    sign half the time and otherwise moves it by |1 - x^(+-1)| = 0.05 |z|, below 4.8e-5 only
+    for |z| < 1e-3 (probability 8e-4). So each independent output (a row, in a scan) escapes
+    with probability at most 4e-4, and every case has at least 5 of them (64 where N > 4096);
+    a wrong dim changes every factor.
+    """
+    length = reduced_length(params)
+    return max(DEFAULT_RTOL["float32"], 4 * FP32_UNIT_ROUNDOFF * math.sqrt(length))
 
 
 def _log_length(params: Mapping[str, Any]) -> int:
@@ -280,14 +322,17 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
                   reference: Callable[[Any, int], Any] | None = None,
                   baseline: Callable[[Any, int], Any] | None = None,
                   scaled_atol: bool = True, exact: bool = False,
-                  reduce_dim: Callable[[Mapping[str, Any]], int] | None = None) -> OperatorSpec:
+                  reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
+                  case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
+                  ) -> OperatorSpec:
     """One ``kernel(x: Tensor, dim: int)`` operator with the shared inputs and counts.
 
     The reference is ``torch.<name>(x, dim)`` unless given, and so is the timing baseline;
     ``scaled_atol`` gives atol = 1e-4 x the reduced length, for results that accumulate that
-    many terms; ``exact`` demands bit-equality, for results that are one of the inputs.
+    many terms; ``exact`` demands bit-equality, for results that are one of the inputs;
+    ``case_rtol`` gives a dtype's rtol per case (see OperatorSpec.case_rtol).
     """
-    return aten_op(
+    spec = aten_op(
         name,
         signature="kernel(x: Tensor, dim: int) -> Tensor",
         description=description + " dim may be negative; x may be non-contiguous.",
@@ -301,6 +346,8 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
         tolerance_overrides={d: Tolerance(rtol=0.0, atol=0.0) for d in FLOATS} if exact else None,
         baseline=baseline,
     )
+    # aten_op takes no case_rtol: set it here rather than widen the shared builder.
+    return dataclasses.replace(spec, case_rtol=dict(case_rtol)) if case_rtol else spec
 
 
 def operators() -> list[OperatorSpec]:
@@ -347,11 +394,13 @@ def operators() -> list[OperatorSpec]:
                         "keepdim=False (dim is removed from the shape); when several elements "
                         "tie for the minimum, the FIRST (smallest) index, as torch returns; "
                         "inputs are finite."),
-        # Not scaled: a product's error is relative (about N fp32 roundings), which rtol covers;
-        # its values are mostly below 1e-4 x N here, so a scaled atol would accept anything.
+        # Not scaled: a product's error is relative (about N fp32 roundings), which rtol covers
+        # (grown with N in fp32, see _fp32_product_rtol); its values are mostly below 1e-4 x N
+        # here, so a scaled atol would accept anything.
         _along_dim_op(
             "prod", cases=PRODUCT_CASES, output_bytes=_reduced_output_bytes, scaled_atol=False,
-            reference=_scan_fp32_reference("prod"), baseline=_torch_along_dim("prod"),
+            reference=_product_float64_reference("prod"), baseline=_torch_along_dim("prod"),
+            case_rtol={"float32": _fp32_product_rtol},
             description="torch.prod(x, dim): the product of x over dim, keepdim=False (dim is "
                         "removed from the shape); the output has x's dtype, and fp16/bf16 "
                         "should be multiplied in fp32."),
@@ -363,8 +412,9 @@ def operators() -> list[OperatorSpec]:
                         "magnitudes where exp(x) overflows fp32); the output has x's dtype."),
         _along_dim_op(
             "cumprod", cases=CUMPROD_CASES, tags=("scan",), output_bytes=_scan_output_bytes,
-            reference=_scan_fp32_reference("cumprod"), baseline=_torch_along_dim("cumprod"),
-            scaled_atol=False,
+            reference=_product_float64_reference("cumprod"),
+            baseline=_torch_along_dim("cumprod"), scaled_atol=False,
+            case_rtol={"float32": _fp32_product_rtol},
             description="torch.cumprod(x, dim): the inclusive prefix product along dim, "
                         "out[..., i, ...] = x[..., 0, ...] * ... * x[..., i, ...]; same shape "
                         "and dtype as x, and fp16/bf16 should be multiplied in fp32."),
