@@ -53,9 +53,41 @@ def _affine_inputs(ctx: InputContext) -> list[Any]:
     return [theta, list(p["size"]), bool(p["align_corners"])]
 
 
-def _affine_reference(theta, size, align_corners):  # noqa: ANN001, ANN202
+def _affine_native(theta, size, align_corners):  # noqa: ANN001, ANN202
     import torch
 
+    return torch.ops.aten.affine_grid_generator(theta, size, align_corners)
+
+
+def _affine_reference(theta, size, align_corners):  # noqa: ANN001, ANN202
+    """The grid computed in fp32 from theta's values, rounded once to theta's dtype.
+
+    What ATen does for fp16/bf16 (AffineGridGenerator.cpp): it builds the base grid in theta's
+    dtype with linspace, then multiplies by theta with a bmm. linspace is the same formula on
+    both devices (cpu/RangeFactoriesKernel.cpp and cuda/RangeFactories.cu): step = (1 - -1) /
+    (steps - 1), then -1 + step * i for i < steps // 2 and 1 - step * (steps - 1 - i) above,
+    all in c10's Half/BFloat16 arithmetic, where every operation is rounded to the dtype and an
+    integer operand is first converted to it (c10's operator*(BFloat16, int64_t) is
+    a * BFloat16(b)). So bf16 rounds steps - 1 (1079 becomes 1080) and every index past 256
+    (401 becomes 400). Measured on CPU (torch 2.13), a bf16 coordinate is off the fp32 one
+    rounded once by up to 0.0055 (1080 steps) and 0.0068 (1920), an fp16 one by up to 0.00049,
+    where atol is 0.0003 (times |theta| in the grid). Without align_corners the range is then
+    multiplied by (steps - 1) and divided by steps as two more rounded ops. The bmm sums the 3
+    terms in fp32 and rounds once (CPU: measured, bitwise equal to that emulation on every
+    case here, torch 2.13; CUDA: cuBLAS with reduced-precision reductions off). The CUDA
+    linspace was read from the source, not measured.
+
+    Emulating those roundings makes a kernel reproduce an implementation detail rather than
+    the operator, and a kernel that rounded the coordinates but kept the indices exact failed
+    on an H200 (hd_align, bf16: 911927 of 33177600 points, max error 0.031). So for fp16/bf16
+    the reference is ATen's fp32 computation, which rounds only at the end (CPU and CUDA agree
+    to fp32 rounding), and the native call is the timing baseline.
+    """
+    import torch
+
+    if theta.dtype in (torch.float16, torch.bfloat16):
+        return torch.ops.aten.affine_grid_generator(theta.float(), size,
+                                                    align_corners).to(theta.dtype)
     return torch.ops.aten.affine_grid_generator(theta, size, align_corners)
 
 
@@ -104,11 +136,13 @@ def operators() -> list[OperatorSpec]:
                         "[N, C, H, W], and the result is a contiguous (N, H, W, 2) tensor of "
                         "theta's dtype with grid[n, h, w] = theta[n] @ (x[w], y[h], 1). x = "
                         "linspace(-1, 1, W) (y likewise with H), multiplied by (W - 1) / W when "
-                        "align_corners is False; a size of 1 gives the coordinate 0. ATen "
-                        "builds that base grid in theta's dtype (so for float16 each coordinate "
-                        "is a float16 value) and multiplies with fp32 accumulation. theta may "
-                        "be a non-contiguous view.",
+                        "align_corners is False; a size of 1 gives the coordinate 0. Compute "
+                        "the coordinates and the product in float32 and round once to theta's "
+                        "dtype (ATen's own fp16/bf16 path rounds every coordinate to the dtype "
+                        "first, which is less accurate and not what is checked). theta may be "
+                        "a non-contiguous view.",
             reference=_affine_reference,
+            baseline=_affine_native,
             make_inputs=_affine_inputs,
             cases=AFFINE_GRID_CASES,
             flops=lambda p: 12.0 * _grid_points(p),

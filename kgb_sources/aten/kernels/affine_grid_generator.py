@@ -1,33 +1,27 @@
 # affine_grid_generator (= F.affine_grid for 4-D sizes): for theta (N, 2, 3) and size
 # (N, C, H, W), grid[n, h, w] = theta[n] @ (x_w, y_h, 1), where x (length W) and y (length H)
 # are ATen's linspace_from_neg_one: linspace(-1, 1, steps), times (steps - 1) / steps unless
-# align_corners, and 0 when steps == 1. ATen builds that base grid in theta's dtype and
-# multiplies it by theta with a bmm, so the coordinates are computed here op by op as ATen's
-# linspace does, each step rounded to theta's dtype (a no-op for float32), and the 3-term
-# product is summed in fp32. Each program computes BLOCK grid points, both components.
+# align_corners, and 0 when steps == 1. Everything is computed in fp32 (the coordinates in
+# ATen's fp32 order of operations, the 3-term product from theta's values) and rounded once to
+# theta's dtype at the store; ATen's own fp16/bf16 path rounds the coordinates to the dtype
+# first, which the benchmark's reference does not (see _affine_reference in vision.py). Each
+# program computes BLOCK grid points, both components.
 import torch
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def _rounded(value, DTYPE: tl.constexpr):
-    """value rounded to DTYPE, as one ATen op on a DTYPE tensor rounds its result."""
-    return value.to(DTYPE).to(tl.float32)
-
-
-@triton.jit
-def _coordinate(index, steps, ALIGN_CORNERS: tl.constexpr, DTYPE: tl.constexpr):
-    """linspace_from_neg_one(steps, align_corners)[index], in ATen's order of operations."""
+def _coordinate(index, steps, ALIGN_CORNERS: tl.constexpr):
+    """linspace_from_neg_one(steps, align_corners)[index] in fp32, in ATen's order of operations."""
     steps_f = steps.to(tl.float32)
     # div_rn: a correctly rounded quotient (a plain '/' may be approximate on GPUs).
-    step = _rounded(tl.math.div_rn(2.0, tl.maximum(steps_f - 1.0, 1.0)), DTYPE)
-    forward = _rounded(-1.0 + _rounded(step * index.to(tl.float32), DTYPE), DTYPE)
-    backward = _rounded(1.0 - _rounded(step * (steps - 1 - index).to(tl.float32), DTYPE), DTYPE)
+    step = tl.math.div_rn(2.0, tl.maximum(steps_f - 1.0, 1.0))
+    forward = -1.0 + step * index.to(tl.float32)
+    backward = 1.0 - step * (steps - 1 - index).to(tl.float32)
     value = tl.where(index < steps // 2, forward, backward)
     if not ALIGN_CORNERS:
-        value = _rounded(tl.math.div_rn(_rounded(value * (steps_f - 1.0), DTYPE), steps_f),
-                         DTYPE)
+        value = tl.math.div_rn(value * (steps_f - 1.0), steps_f)
     return tl.where(steps > 1, value, 0.0)
 
 
@@ -40,8 +34,8 @@ def _affine_grid_kernel(theta_ptr, grid_ptr, total, H, W, st_n, st_r, st_c,
     h = (offs // W) % H
     n = offs // (W * H)
     dtype = grid_ptr.dtype.element_ty
-    x = _coordinate(w, W, ALIGN_CORNERS, dtype)
-    y = _coordinate(h, H, ALIGN_CORNERS, dtype)
+    x = _coordinate(w, W, ALIGN_CORNERS)
+    y = _coordinate(h, H, ALIGN_CORNERS)
     base = theta_ptr + n * st_n
     for row in range(0, 2):
         t0 = tl.load(base + row * st_r, mask=mask, other=0.0).to(tl.float32)
