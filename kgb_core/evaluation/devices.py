@@ -143,20 +143,6 @@ class EvaluationPool(ABC):
         """Queue one job; the future's result is its ``EvalResult``."""
 
     @abstractmethod
-    def _evaluate(self, index: int, job: EvalJob) -> EvalResult:
-        evaluator = self._evaluators[index]
-        if self.workers_per_device == 1:
-            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
-        gate = self._gates[self._slots()[index][0]]
-        with gate.shared():
-            result = evaluator.evaluate(job.op, job.source, method=job.method,
-                                        sample=job.sample)
-        if not ran_out_of_device_memory(result):
-            return result
-        with gate.exclusive():
-            self._usage[index].retried_alone += 1
-            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
-
     def usage(self) -> list[SlotUsage]:
         """Per slot: jobs, busy seconds, worker starts."""
 
