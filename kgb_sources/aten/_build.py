@@ -67,3 +67,20 @@ def aten_op(name: str, *, signature: str, description: str,
         baseline=baseline, compared=compared,
         **extra,
     )
+
+
+def in_fp32(call: Callable[..., Any]) -> Callable[..., Any]:
+    """call on fp32 copies of fp16/bf16 tensors, its result rounded once to the first
+    argument's dtype: the rule the kernels are held to (fp32 accumulation, one rounding at the
+    store), where the native half-precision call rounds intermediates (torch's CPU reductions,
+    cuDNN's conv before its bias); each user says why in its spec. fp32 passes straight."""
+    def wrapped(x, *args):  # noqa: ANN001, ANN002, ANN202
+        import torch
+
+        if x.dtype in (torch.float16, torch.bfloat16):
+            args = tuple(a.float() if isinstance(a, torch.Tensor) else a for a in args)
+            return call(x.float(), *args).to(x.dtype)
+        return call(x, *args)
+
+    wrapped.__name__ = f"{call.__name__}_fp32"
+    return wrapped

@@ -6,7 +6,7 @@ dilations, rectangular kernels, 1x1 kernels, and one channels-last input so that
 assuming contiguous NCHW fails. Each conv output sums C_in * KH * KW products (KH * KW for a
 depthwise one), which is ``reduce_dim``. On GPUs the backend turns cuDNN's TF32 off (see
 kgb_backends/nvidia.py), so the fp32 references are exact products; fp16/bf16 references are
-computed in fp32 and rounded once (see _in_fp32), the native call being the timing baseline.
+computed in fp32 and rounded once (in_fp32), the native call being the timing baseline.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
-from kgb_sources.aten._build import aten_op, numel
+from kgb_sources.aten._build import aten_op, in_fp32, numel
 
 # conv2d: "x" (N, C, H, W), "weight" (O, C, KH, KW); stride/padding/dilation as (h, w) pairs;
 # "bias" whether a bias is passed; "channels_last" stores x NHWC (a permuted view).
@@ -147,29 +147,15 @@ def _conv_inputs(ctx: InputContext) -> list[Any]:
     return [x, weight, bias, p["stride"], p["padding"], p["dilation"]]
 
 
-def _in_fp32(call):  # noqa: ANN001, ANN202
-    """call on fp32 copies of fp16/bf16 tensors, its result rounded once to x's dtype.
-
-    That is the rule every kernel here is held to (fp32 accumulation, one rounding at the
-    store). The native half-precision convolution on a GPU is coarser: ATen's cuDNN path
-    (Convolution.cpp, ConvBackend::Cudnn) rounds the conv output to the dtype and then adds the
-    bias in a second op, so where the bias cancels the sum the result carries up to half an ulp
-    of the sum's magnitude. On an H200 (torch 2.11, TF32 off) a correct fp32-accumulating kernel
-    failed against bf16 F.conv1d (k3_pad1_bias: got -0.0287, expected -0.03125), F.conv2d
-    (3x3_pad1_bias: 0.0039 for 0.0078) and the depthwise conv (channels_last: 0.1177 for
-    0.1211). fp16 takes the same paths, 8x finer, and passed there; the rule is one for both.
-    The native call is the timing baseline.
-    """
-    def wrapped(x, *args):  # noqa: ANN001, ANN002, ANN202
-        import torch
-
-        if x.dtype in (torch.float16, torch.bfloat16):
-            args = tuple(a.float() if isinstance(a, torch.Tensor) else a for a in args)
-            return call(x.float(), *args).to(x.dtype)
-        return call(x, *args)
-
-    wrapped.__name__ = f"{call.__name__}_fp32"
-    return wrapped
+# fp16/bf16 references: in_fp32, the rule every kernel here is held to. The native
+# half-precision convolution on a GPU is coarser: ATen's cuDNN path (Convolution.cpp,
+# ConvBackend::Cudnn) rounds the conv output to the dtype and then adds the bias in a second
+# op, so where the bias cancels the sum the result carries up to half an ulp of the sum's
+# magnitude. On an H200 (torch 2.11, TF32 off) a correct fp32-accumulating kernel failed
+# against bf16 F.conv1d (k3_pad1_bias: got -0.0287, expected -0.03125), F.conv2d
+# (3x3_pad1_bias: 0.0039 for 0.0078) and the depthwise conv (channels_last: 0.1177 for
+# 0.1211). fp16 takes the same paths, 8x finer, and passed there; the rule is one for both.
+# The native call is the timing baseline.
 
 
 def _conv2d_native(x, weight, bias, stride, padding, dilation):  # noqa: ANN001, ANN202
@@ -238,7 +224,7 @@ def operators() -> list[OperatorSpec]:
                         "(N, C, H, W) and weight (O, C, KH, KW): out[n, o, i, j] = bias[o] + sum "
                         "over c, kh, kw of x[n, c, i*sh - ph + kh*dh, j*sw - pw + kw*dw] * "
                         "weight[o, c, kh, kw] (cross-correlation, no kernel flip). " + _CONV_ARGS,
-            reference=_in_fp32(_conv2d_native),
+            reference=in_fp32(_conv2d_native),
             baseline=_conv2d_native,
             make_inputs=_conv_inputs,
             cases=CONV2D_CASES,
@@ -258,7 +244,7 @@ def operators() -> list[OperatorSpec]:
                         "o // multiplier, out[n, o, i, j] = bias[o] + sum over kh, kw of "
                         "x[n, o // multiplier, i*sh - ph + kh*dh, j*sw - pw + kw*dw] * "
                         "weight[o, 0, kh, kw]. " + _CONV_ARGS,
-            reference=_in_fp32(_depthwise_native),
+            reference=in_fp32(_depthwise_native),
             baseline=_depthwise_native,
             make_inputs=_conv_inputs,
             cases=DEPTHWISE_CASES,
@@ -278,7 +264,7 @@ def operators() -> list[OperatorSpec]:
                         "output is a contiguous (N, O, L_out) tensor of x's dtype, L_out = "
                         "(L + 2*padding - dilation*(K-1) - 1) // stride + 1. x may be a "
                         "transposed view. Accumulate in float32 (no TF32).",
-            reference=_in_fp32(_conv1d_native),
+            reference=in_fp32(_conv1d_native),
             baseline=_conv1d_native,
             make_inputs=_conv_inputs,
             cases=CONV1D_CASES,

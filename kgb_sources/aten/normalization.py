@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
-from kgb_sources.aten._build import aten_op, numel
+from kgb_sources.aten._build import aten_op, in_fp32, numel
 
 # Small cases: 2-D and 3-D x, row lengths no block divides (one longer than the interpreter's
 # 1024-wide blocks), several eps, and inputs of scale 0.01 whose variance (1e-4) is close
@@ -105,19 +105,8 @@ def _batch_norm_inputs(ctx: InputContext) -> list[Any]:
             float(ctx.params["eps"])]
 
 
-def _in_fp32(call):  # noqa: ANN001, ANN202
-    """call on fp32 copies of fp16/bf16 tensors, rounded once to x's dtype: torch's CPU
-    reductions round intermediates to the storage dtype, the fp32 rule does not."""
-    def wrapped(x, *args):  # noqa: ANN001, ANN002, ANN202
-        import torch
-
-        if x.dtype in (torch.float16, torch.bfloat16):
-            args = tuple(a.float() if isinstance(a, torch.Tensor) else a for a in args)
-            return call(x.float(), *args).to(x.dtype)
-        return call(x, *args)
-
-    wrapped.__name__ = f"{call.__name__}_fp32"
-    return wrapped
+# fp16/bf16 references: in_fp32, since torch's CPU reductions round intermediates to the
+# storage dtype and the fp32 rule does not.
 
 
 def _group_norm_native(x, num_groups, weight, bias, eps):  # noqa: ANN001, ANN202
@@ -178,7 +167,7 @@ def operators() -> list[OperatorSpec]:
                         "variance, (x - mean) / sqrt(var + eps), then channel c scaled by "
                         "weight[c] and shifted by bias[c]. One dtype for all tensors, which the "
                         "output has; compute in fp32 and round once.",
-            reference=_in_fp32(_group_norm_native),
+            reference=in_fp32(_group_norm_native),
             baseline=_group_norm_native,
             make_inputs=_group_norm_inputs,
             cases=GROUP_NORM_CASES,
@@ -196,7 +185,7 @@ def operators() -> list[OperatorSpec]:
                         "bias[c] for channel c; the running statistics are read, never "
                         "updated. One dtype for all tensors, which the output has; compute in "
                         "fp32 and round once.",
-            reference=_in_fp32(_batch_norm_native),
+            reference=in_fp32(_batch_norm_native),
             baseline=_batch_norm_native,
             make_inputs=_batch_norm_inputs,
             cases=BATCH_NORM_CASES,

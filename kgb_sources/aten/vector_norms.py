@@ -7,11 +7,11 @@ the row length would let a kernel that never rescales pass."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
-from kgb_sources.aten._build import aten_op, numel
+from kgb_sources.aten._build import aten_op, in_fp32, numel
 
 # renorm: shape, the renormed dim, p and maxnorm (chosen below the typical slice norm, so most
 # slices are scaled and some, drawn smaller, are not); "transposed" gives a non-contiguous x.
@@ -78,19 +78,7 @@ def _pairwise_inputs(ctx: InputContext) -> list[Any]:
     return [x1, x2, ctx.params["p"], ctx.params["eps"], ctx.params["keepdim"]]
 
 
-def _in_fp32(call: Callable[..., Any]) -> Callable[..., Any]:
-    """call on fp32 copies of fp16/bf16 tensors, the result rounded once to their dtype."""
-    def wrapped(*args):  # noqa: ANN002, ANN202
-        import torch
-
-        dtype = args[0].dtype
-        if dtype in (torch.float16, torch.bfloat16):
-            args = tuple(a.float() if isinstance(a, torch.Tensor) else a for a in args)
-            return call(*args).to(dtype)
-        return call(*args)
-
-    wrapped.__name__ = f"{call.__name__}_fp32"
-    return wrapped
+# fp16/bf16 references: in_fp32 (see kgb_sources/aten/_build.py).
 
 
 def _renorm_native(x, p, dim, maxnorm):  # noqa: ANN001, ANN202
@@ -119,7 +107,7 @@ def operators() -> list[OperatorSpec]:
                         "fp32; slices with norm > maxnorm are multiplied by "
                         "maxnorm / (norm + 1e-7), the others copied. A new tensor of x's "
                         "shape and dtype; x may be non-contiguous, dim may be negative.",
-            reference=_in_fp32(_renorm_native),
+            reference=in_fp32(_renorm_native),
             baseline=_renorm_native,
             make_inputs=_renorm_inputs,
             cases=RENORM_CASES,
@@ -135,7 +123,7 @@ def operators() -> list[OperatorSpec]:
                         "2-D inputs (x2 may be one row, broadcast), (sum_j |x1[i, j] - "
                         "x2[i, j] + eps|^p)^(1/p), accumulated in fp32; shape (rows,), or "
                         "(rows, 1) with keepdim. Inputs may be non-contiguous.",
-            reference=_in_fp32(_pairwise_native),
+            reference=in_fp32(_pairwise_native),
             baseline=_pairwise_native,
             make_inputs=_pairwise_inputs,
             cases=PAIRWISE_CASES,
