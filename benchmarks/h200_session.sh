@@ -15,7 +15,7 @@
 # Several sweeps run one after the other when their argument sets are separated by ";"
 # ("--source cublas; --source vllm"); they share the time limit KGB_SWEEP_LIMIT_S, each resuming
 # its own run in the same store, so a later call picks up where this one stopped.
-# Steps also include warm (a correctness-only pass with KGB_WARM_WORKERS workers on the GPU,
+# Steps also include profile (sweep_throughput.py --profile under cProfile, KGB_PROFILE_ARGS) and warm (a correctness-only pass with KGB_WARM_WORKERS workers on the GPU,
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
@@ -99,6 +99,13 @@ for step in $steps; do
         # The vendor plugins' own tests, on a machine that has none of their chips.
         python3 -m pytest -q -p no:cacheprovider plugins/ 2>&1 | tail -n 15
       } > "$OUT/doctor.txt" 2>&1 ;;
+    profile)
+      # Where a timed candidate's time goes on this machine: the worker's checker under
+      # cProfile in-process (sweep_throughput.py --profile), KGB_PROFILE_ARGS picks the operators.
+      # shellcheck disable=SC2086
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/sweep_throughput.py --backend nvidia \
+          ${KGB_PROFILE_ARGS:---source vllm --profile 8} --top 40 > "$OUT/profile.txt" 2>&1
+      echo "profile exit $?" >> "$OUT/profile.txt" ;;
     calibrate)
       python3 -m kgb_core calibrate --backend nvidia --db "$perf_db" \
           > "$OUT/calibrate.txt" 2>&1; echo "calibrate exit $?" >> "$OUT/calibrate.txt" ;;
