@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from kgb_core import draws
 from kgb_core.errors import PluginError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,7 +82,8 @@ class InputContext:
     """What an input factory gets: a case, a dtype, a seed, a device, and seeded generators.
 
     Values are drawn on the CPU from a generator seeded with ``seed`` and then moved to the
-    device, so the same seed gives the same inputs on every chip.
+    device, so the same seed gives the same inputs on every chip; tensors of more than
+    ``draws.CHUNK_ELEMENTS`` values are drawn in seeded chunks on threads (``kgb_core/draws.py``).
     """
 
     case: ShapeCase
@@ -113,20 +115,24 @@ class InputContext:
     def randn(self, *shape: int, dtype: "torch.dtype | None" = None, scale: float = 1.0,
               shift: float = 0.0) -> "torch.Tensor":
         """Normal values; never all zeros, so an untouched output cannot pass by luck."""
-        values = self.torch.randn(shape, generator=self.generator, dtype=self.torch.float32)
-        values = values * scale + shift
+        values = draws.normal(shape, self.generator)
+        # In place, and skipped when it would change nothing: the same roundings as
+        # values * scale + shift, without two more tensors of the draw's size to allocate.
+        if scale != 1.0:
+            values.mul_(scale)
+        if shift != 0.0:
+            values.add_(shift)
         return values.to(dtype or self.dtype).to(self.device)
 
     def uniform(self, *shape: int, low: float, high: float,
                 dtype: "torch.dtype | None" = None) -> "torch.Tensor":
-        values = self.torch.rand(shape, generator=self.generator, dtype=self.torch.float32)
-        values = values * (high - low) + low
+        values = draws.unit_uniform(shape, self.generator)
+        values.mul_(high - low).add_(low)
         return values.to(dtype or self.dtype).to(self.device)
 
     def randint(self, *shape: int, low: int, high: int,
                 dtype: "torch.dtype | None" = None) -> "torch.Tensor":
-        values = self.torch.randint(low, high, shape, generator=self.generator,
-                                    dtype=self.torch.int64)
+        values = draws.integers(shape, low, high, self.generator)
         return values.to(dtype or self.torch.int64).to(self.device)
 
 

@@ -1,0 +1,129 @@
+"""Random values for operator inputs: drawn on the host, the same on every chip, and fast.
+
+Inputs are drawn on the CPU so that one seed gives bit-identical inputs on every chip (each
+vendor's device generator differs). torch's CPU generator is one Mersenne Twister and fills a
+tensor on one core at about 70-80 M values/s; on the H200 its ``torch.randn`` and
+``torch.randint`` were 42 % of a timed vLLM candidate's evaluation (35 of 83 s over 8
+operators, ``benchmarks/results/h200-profile-*``), while the host's other 15 cores idled.
+
+So a tensor larger than ``CHUNK_ELEMENTS`` is filled in fixed-size chunks, each from its own
+generator, on a thread pool (torch releases the GIL inside the fill). The chunk seeds come from
+one draw of the caller's generator mixed with the chunk's index (SplitMix64), so the values
+depend only on the seed and the sizes, never on how many threads ran, and the caller's
+generator moves on by exactly one draw. Tensors of at most ``CHUNK_ELEMENTS`` values are drawn
+as before, from the caller's generator itself: every small case keeps its values.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+# 1 Mi values: about 13 ms of one core's generator, so a pool hand-off is noise beside it.
+CHUNK_ELEMENTS = 1 << 20
+_MASK64 = (1 << 64) - 1
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool_after_fork() -> None:
+    # A forked child has the parent's pool object but none of its threads.
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def splitmix64(value: int) -> int:
+    """One SplitMix64 step: neighbouring inputs give unrelated outputs in all 64 bits (torch's
+    CPU generator seeds its Mersenne Twister from the low 32 bits only, so base + index would
+    not do)."""
+    value = (value + 0x9E3779B97F4A7C15) & _MASK64
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return value ^ (value >> 31)
+
+
+def chunk_seed(base: int, index: int) -> int:
+    """The seed of chunk ``index`` of a tensor whose draw took ``base`` from the caller's
+    generator (a non-negative int64, as ``torch.Generator.manual_seed`` takes)."""
+    return splitmix64(splitmix64(base) ^ index) >> 1
+
+
+def _threads() -> int:
+    import torch
+
+    return max(1, torch.get_num_threads())
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="kgb-draws")
+        return _pool
+
+
+def fill_in_chunks(flat: "torch.Tensor", base: int,
+                   fill: Callable[["torch.Tensor", "torch.Generator"], None],
+                   pool: ThreadPoolExecutor | None = None) -> None:
+    """``fill(chunk, generator)`` on every ``CHUNK_ELEMENTS``-sized slice of the 1-d ``flat``,
+    each with its own seeded generator, in parallel."""
+    import torch
+
+    def one(index: int) -> None:
+        chunk = flat[index * CHUNK_ELEMENTS:(index + 1) * CHUNK_ELEMENTS]
+        fill(chunk, torch.Generator(device="cpu").manual_seed(chunk_seed(base, index)))
+
+    chunks = math.ceil(flat.numel() / CHUNK_ELEMENTS)
+    # list() waits for every chunk and re-raises the first error one of them met.
+    list((pool or _shared_pool()).map(one, range(chunks)))
+
+
+def _base(generator: "torch.Generator") -> int:
+    import torch
+
+    return int(torch.randint(0, 2 ** 62, (1,), generator=generator, dtype=torch.int64))
+
+
+def normal(shape: tuple[int, ...], generator: "torch.Generator") -> "torch.Tensor":
+    """Standard normal float32 values."""
+    import torch
+
+    if math.prod(shape) <= CHUNK_ELEMENTS:
+        return torch.randn(shape, generator=generator, dtype=torch.float32)
+    flat = torch.empty(math.prod(shape), dtype=torch.float32)
+    fill_in_chunks(flat, _base(generator), lambda chunk, g: chunk.normal_(generator=g))
+    return flat.view(shape)
+
+
+def unit_uniform(shape: tuple[int, ...], generator: "torch.Generator") -> "torch.Tensor":
+    """Float32 values uniform on [0, 1)."""
+    import torch
+
+    if math.prod(shape) <= CHUNK_ELEMENTS:
+        return torch.rand(shape, generator=generator, dtype=torch.float32)
+    flat = torch.empty(math.prod(shape), dtype=torch.float32)
+    fill_in_chunks(flat, _base(generator), lambda chunk, g: chunk.uniform_(0.0, 1.0, generator=g))
+    return flat.view(shape)
+
+
+def integers(shape: tuple[int, ...], low: int, high: int,
+             generator: "torch.Generator") -> "torch.Tensor":
+    """Int64 values uniform on [low, high)."""
+    import torch
+
+    if math.prod(shape) <= CHUNK_ELEMENTS:
+        return torch.randint(low, high, shape, generator=generator, dtype=torch.int64)
+    flat = torch.empty(math.prod(shape), dtype=torch.int64)
+    fill_in_chunks(flat, _base(generator),
+                   lambda chunk, g: chunk.random_(low, high, generator=g))
+    return flat.view(shape)
