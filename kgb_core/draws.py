@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable
 
@@ -29,17 +28,33 @@ if TYPE_CHECKING:  # pragma: no cover
 CHUNK_ELEMENTS = 1 << 20
 _MASK64 = (1 << 64) - 1
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+def _pool_size() -> int:
+    # torch's own thread count without importing torch here (operators.py imports this
+    # module, and building a spec must not import torch): OMP_NUM_THREADS, else the cores
+    # this process may run on.
+    configured = os.environ.get("OMP_NUM_THREADS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
-def _forget_pool_after_fork() -> None:
-    # A forked child has the parent's pool object but none of its threads.
-    global _pool
-    _pool = None
+# Made at import (its threads start on first use), never rebound while a candidate runs: the
+# integrity guard takes any kgb module attribute that changes during a call for tampering
+# (a pool made lazily on the first large draw was, on the H200).
+_POOL = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="kgb-draws")
 
 
-os.register_at_fork(after_in_child=_forget_pool_after_fork)
+def _new_pool_after_fork() -> None:
+    # A forked child has the parent's pool object but none of its threads; this runs in the
+    # child before anything of it can be guarded.
+    global _POOL
+    _POOL = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="kgb-draws")
+
+
+os.register_at_fork(after_in_child=_new_pool_after_fork)
 
 
 def splitmix64(value: int) -> int:
@@ -58,20 +73,6 @@ def chunk_seed(base: int, index: int) -> int:
     return splitmix64(splitmix64(base) ^ index) >> 1
 
 
-def _threads() -> int:
-    import torch
-
-    return max(1, torch.get_num_threads())
-
-
-def _shared_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=_threads(), thread_name_prefix="kgb-draws")
-        return _pool
-
-
 def fill_in_chunks(flat: "torch.Tensor", base: int,
                    fill: Callable[["torch.Tensor", "torch.Generator"], None],
                    pool: ThreadPoolExecutor | None = None) -> None:
@@ -85,7 +86,7 @@ def fill_in_chunks(flat: "torch.Tensor", base: int,
 
     chunks = math.ceil(flat.numel() / CHUNK_ELEMENTS)
     # list() waits for every chunk and re-raises the first error one of them met.
-    list((pool or _shared_pool()).map(one, range(chunks)))
+    list((pool or _POOL).map(one, range(chunks)))
 
 
 def _base(generator: "torch.Generator") -> int:

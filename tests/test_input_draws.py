@@ -98,3 +98,41 @@ def test_chunk_seeds_differ_in_the_low_32_bits_torch_seeds_from() -> None:
     seeds = [draws.chunk_seed(99, index) for index in range(20000)]
     assert len({seed & 0xFFFFFFFF for seed in seeds}) == len(seeds)
     assert all(0 <= seed < 2 ** 63 for seed in seeds)
+
+
+CHECK_WITH_CHUNKED_INPUTS = """
+import os, sys, tempfile
+from kgb_core import draws
+draws.CHUNK_ELEMENTS = 64  # every input of the small cases takes the chunked path
+from kgb_core.plugins import load_registry
+registry = load_registry()
+backend = registry.backend("cpu")
+for key, value in backend.worker_environment().items():
+    os.environ.setdefault(key, value)
+device = backend.setup()
+from kgb_core.evaluation.checker import CandidateChecker, CheckSettings
+from kgb_core.evaluation.launches import LaunchCounter
+from kgb_core.timing import TimingSettings
+counter = LaunchCounter()
+counter.install()
+timer = backend.make_timer(TimingSettings.from_mapping({}, backend.default_timing))
+spec = registry.operator(sys.argv[1])
+path = os.path.join(tempfile.mkdtemp(), "candidate.py")
+open(path, "w").write(spec.reference_kernel())
+result = CandidateChecker(backend, device, timer, counter).evaluate(
+    spec, path, CheckSettings(seeds=[0], timing=True))
+print(result.verdict, result.message)
+"""
+
+
+def test_a_check_whose_inputs_are_drawn_on_the_pool_is_not_taken_for_tampering() -> None:
+    """The pool's threads start on the first large draw, between the guard's record and the
+    first call: on the H200 a pool made lazily then read as the candidate replacing
+    kgb_core.draws._pool, for every operator with a large input."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", CHECK_WITH_CHUNKED_INPUTS, "aten.add"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "pass", done.stdout
