@@ -81,6 +81,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "rep_ms": ("timing_settings", (int, float)),
         "min_repetitions": ("timing_settings", (int,)),
         "max_repetitions": ("timing_settings", (int,)),
+        "slow_call_repetitions": ("timing_settings", (int,)),
     },
 }
 _METHOD_SECTION = "method"

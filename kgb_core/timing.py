@@ -24,6 +24,8 @@ class TimingSettings:
     rep_ms: float = 100.0
     min_repetitions: int = 5
     max_repetitions: int = 1000
+    # A call that alone outlasts rep_ms is sampled this many times, with no warm-up (below).
+    slow_call_repetitions: int = 3
 
     def repetitions_for(self, estimate_ms: float, budget_ms: float) -> int:
         if estimate_ms <= 0:
@@ -78,7 +80,16 @@ class Timer(ABC):
             repetitions = self.settings.repetitions_for(samples[0], self.settings.rep_ms)
             samples += [self.time_once_ms(fn) for _ in range(repetitions - 1)]
             return self._timing(samples)
-        estimate = min(self.time_once_ms(fn) for _ in range(3))
+        first = self.time_once_ms(fn)
+        if first >= self.settings.rep_ms:
+            # One call outlasts the whole repetition budget (a naive candidate, a baseline
+            # that loops in Python): launch gaps and clock ramps are noise beside it, a warm-up
+            # has nothing left to warm, and min_repetitions of it would take min_repetitions
+            # budgets (10 calls of a 10 s candidate). A few samples, the first one included.
+            samples = [first] + [self.time_once_ms(fn)
+                                 for _ in range(self.settings.slow_call_repetitions - 1)]
+            return self._timing(samples)
+        estimate = min([first] + [self.time_once_ms(fn) for _ in range(2)])
         warmup_calls = min(self.settings.max_repetitions,
                            int(self.settings.warmup_ms / max(estimate, 1e-6)))
         for _ in range(warmup_calls):
