@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 CHUNK_ELEMENTS = 1 << 20
 _MASK64 = (1 << 64) - 1
 
+
 def _pool_size() -> int:
     # torch's own thread count without importing torch here (operators.py imports this
     # module, and building a spec must not import torch): OMP_NUM_THREADS, else the cores

@@ -3,6 +3,8 @@ still depend only on the seed."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -129,9 +131,6 @@ def test_a_check_whose_inputs_are_drawn_on_the_pool_is_not_taken_for_tampering()
     """The pool's threads start on the first large draw, between the guard's record and the
     first call: on the H200 a pool made lazily then read as the candidate replacing
     kgb_core.draws._pool, for every operator with a large input."""
-    import subprocess
-    import sys
-
     done = subprocess.run([sys.executable, "-c", CHECK_WITH_CHUNKED_INPUTS, "aten.add"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
