@@ -14,6 +14,7 @@ from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks, visible_device
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import EventTimer, Timer, TimingSettings
+from kgb_core.torch_device import nan_fill_free_block
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -129,15 +130,7 @@ class NvidiaBackend(Backend):
 
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the caching allocator will reuse, so an unwritten output shows."""
-        import torch
-
-        if nbytes <= 0:
-            return
-        # Exactly nbytes' size class: one element more can round the request past a freed
-        # block of that size, which best fit then passes over.
-        block = torch.empty((nbytes + 3) // 4, dtype=torch.float32, device="cuda")
-        block.fill_(float("nan"))
-        del block
+        nan_fill_free_block(nbytes, "cuda")
 
 
 @hookimpl

@@ -96,26 +96,36 @@ def _base(generator: "torch.Generator") -> int:
     return int(torch.randint(0, 2 ** 62, (1,), generator=generator, dtype=torch.int64))
 
 
+def _drawn(shape: tuple[int, ...], dtype: "torch.dtype", generator: "torch.Generator",
+           serial: Callable[[], "torch.Tensor"],
+           fill: Callable[["torch.Tensor", "torch.Generator"], None]) -> "torch.Tensor":
+    """serial() from the caller's generator for a tensor of at most CHUNK_ELEMENTS values,
+    else an empty tensor filled chunk by chunk."""
+    import torch
+
+    if math.prod(shape) <= CHUNK_ELEMENTS:
+        return serial()
+    flat = torch.empty(math.prod(shape), dtype=dtype)
+    fill_in_chunks(flat, _base(generator), fill)
+    return flat.view(shape)
+
+
 def normal(shape: tuple[int, ...], generator: "torch.Generator") -> "torch.Tensor":
     """Standard normal float32 values."""
     import torch
 
-    if math.prod(shape) <= CHUNK_ELEMENTS:
-        return torch.randn(shape, generator=generator, dtype=torch.float32)
-    flat = torch.empty(math.prod(shape), dtype=torch.float32)
-    fill_in_chunks(flat, _base(generator), lambda chunk, g: chunk.normal_(generator=g))
-    return flat.view(shape)
+    return _drawn(shape, torch.float32, generator,
+                  lambda: torch.randn(shape, generator=generator, dtype=torch.float32),
+                  lambda chunk, g: chunk.normal_(generator=g))
 
 
 def unit_uniform(shape: tuple[int, ...], generator: "torch.Generator") -> "torch.Tensor":
     """Float32 values uniform on [0, 1)."""
     import torch
 
-    if math.prod(shape) <= CHUNK_ELEMENTS:
-        return torch.rand(shape, generator=generator, dtype=torch.float32)
-    flat = torch.empty(math.prod(shape), dtype=torch.float32)
-    fill_in_chunks(flat, _base(generator), lambda chunk, g: chunk.uniform_(0.0, 1.0, generator=g))
-    return flat.view(shape)
+    return _drawn(shape, torch.float32, generator,
+                  lambda: torch.rand(shape, generator=generator, dtype=torch.float32),
+                  lambda chunk, g: chunk.uniform_(0.0, 1.0, generator=g))
 
 
 def integers(shape: tuple[int, ...], low: int, high: int,
@@ -123,9 +133,7 @@ def integers(shape: tuple[int, ...], low: int, high: int,
     """Int64 values uniform on [low, high)."""
     import torch
 
-    if math.prod(shape) <= CHUNK_ELEMENTS:
-        return torch.randint(low, high, shape, generator=generator, dtype=torch.int64)
-    flat = torch.empty(math.prod(shape), dtype=torch.int64)
-    fill_in_chunks(flat, _base(generator),
-                   lambda chunk, g: chunk.random_(low, high, generator=g))
-    return flat.view(shape)
+    return _drawn(shape, torch.int64, generator,
+                  lambda: torch.randint(low, high, shape, generator=generator,
+                                        dtype=torch.int64),
+                  lambda chunk, g: chunk.random_(low, high, generator=g))

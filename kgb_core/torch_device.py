@@ -62,6 +62,20 @@ def triton_backends_installed() -> list[str]:
     return sorted(names)
 
 
+def nan_fill_free_block(nbytes: int, device: str) -> None:
+    """Allocate nbytes on device from torch's caching allocator, NaN-fill and free it: the
+    block an output of that size is handed next then holds NaNs, not an earlier answer."""
+    import torch
+
+    if nbytes <= 0:
+        return
+    # Exactly nbytes' size class: one element more can round the request past a freed
+    # block of that size, which best fit then passes over.
+    block = torch.empty((nbytes + 3) // 4, dtype=torch.float32, device=device)
+    block.fill_(float("nan"))
+    del block
+
+
 class TorchDeviceBackend(Backend):
     """A backend whose device is a torch device module. Subclasses set the class attributes
     below and write ``probe``; ``quirks.device_type`` is the torch device string's type."""
@@ -160,16 +174,7 @@ class TorchDeviceBackend(Backend):
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the device's caching allocator will reuse, so an unwritten output
         shows (every vendor's torch build keeps torch's caching allocator design)."""
-        import torch
-
-        if nbytes <= 0:
-            return
-        # Exactly nbytes' size class: one element more can round the request past a freed
-        # block of that size, which best fit then passes over.
-        block = torch.empty((nbytes + 3) // 4, dtype=torch.float32,
-                            device=f"{self.quirks.device_type}:0")
-        block.fill_(float("nan"))
-        del block
+        nan_fill_free_block(nbytes, f"{self.quirks.device_type}:0")
 
     # Probe building blocks, shared so every vendor's message reads the same way.
     def _no_device(self, what: str) -> str:

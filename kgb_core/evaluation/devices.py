@@ -294,7 +294,7 @@ class DevicePool(EvaluationPool):
         return future
 
     def _serve(self, index: int) -> None:
-        evaluator, usage = self._evaluators[index], self._usage[index]
+        usage = self._usage[index]
         while True:
             item = self._queue.get()
             if item.job is None or item.future is None:  # the stop sentinel
@@ -319,18 +319,20 @@ class DevicePool(EvaluationPool):
                 item.future.set_result(result)
 
     def _evaluate(self, index: int, job: EvalJob) -> EvalResult:
-        evaluator = self._evaluators[index]
+        def run() -> EvalResult:
+            return self._evaluators[index].evaluate(job.op, job.source, method=job.method,
+                                                    sample=job.sample)
+
         if self.workers_per_device == 1:
-            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
+            return run()
         gate = self._gates[self._slots()[index][0]]
         with gate.shared():
-            result = evaluator.evaluate(job.op, job.source, method=job.method,
-                                        sample=job.sample)
+            result = run()
         if not ran_out_of_device_memory(result):
             return result
         with gate.exclusive():
             self._usage[index].retried_alone += 1
-            return evaluator.evaluate(job.op, job.source, method=job.method, sample=job.sample)
+            return run()
 
     def usage(self) -> list[SlotUsage]:
         for evaluator, usage in zip(self._evaluators, self._usage):

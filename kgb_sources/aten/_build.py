@@ -54,10 +54,14 @@ def aten_op(name: str, *, signature: str, description: str,
             mutated_args: Sequence[int] = (),
             reference_kernel: Callable[[], str] | None = None,
             baseline: Callable[..., Any] | None = None,
-            compared: Callable[[Any, Sequence[Any]], Any] | None = None) -> OperatorSpec:
+            compared: Callable[[Any, Sequence[Any]], Any] | None = None,
+            case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
+            ) -> OperatorSpec:
     extra: dict[str, Any] = {}
     if reduce_dim is not None:
         extra["reduce_dim"] = reduce_dim
+    if case_rtol:
+        extra["case_rtol"] = dict(case_rtol)
     return OperatorSpec(
         source=SOURCE, name=name, signature=signature, description=description,
         reference=reference, make_inputs=make_inputs, cases=tuple(cases), dtypes=tuple(dtypes),

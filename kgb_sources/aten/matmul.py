@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
-from kgb_sources.aten._build import aten_op, numel
+from kgb_sources.aten._build import aten_op, in_fp32, numel
 
 MM_CASES = (
     ShapeCase("odd", {"m": 37, "k": 53, "n": 29}),
@@ -321,23 +321,15 @@ def _baddbmm_native(self_value, batch1, batch2, beta, alpha):  # noqa: ANN001, A
     return torch.baddbmm(self_value, batch1, batch2, beta=beta, alpha=alpha)
 
 
-def _baddbmm_reference(self_value, batch1, batch2, beta, alpha):  # noqa: ANN001, ANN202
-    """torch.baddbmm on fp32 copies of fp16/bf16 operands, rounded once to batch1's dtype.
-
-    That is the rule the kernel is held to: beta * self + alpha * (batch1 @ batch2) in fp32,
-    one rounding at the store. The native bf16 call is less accurate where beta * self cancels
-    the product: on an H200 (torch 2.11, cuBLAS, reduced-precision reductions off) bf16
-    attention_scores gave 0.03125 where the fp32 value is 0.0164, an error the size of one
-    rounding of the product to bf16 before self is added, so a correct kernel failed there.
-    fp16 is computed the same way (8x finer, so it passed); the rule is one for both. The
-    native call is the timing baseline.
-    """
-    import torch
-
-    if batch1.dtype in (torch.float16, torch.bfloat16):
-        return torch.baddbmm(self_value.float(), batch1.float(), batch2.float(), beta=beta,
-                             alpha=alpha).to(batch1.dtype)
-    return torch.baddbmm(self_value, batch1, batch2, beta=beta, alpha=alpha)
+# The reference: torch.baddbmm on fp32 copies of fp16/bf16 operands, rounded once to their
+# dtype (in_fp32; self, batch1 and batch2 share one dtype). That is the rule the kernel is
+# held to: beta * self + alpha * (batch1 @ batch2) in fp32, one rounding at the store. The
+# native bf16 call is less accurate where beta * self cancels the product: on an H200 (torch
+# 2.11, cuBLAS, reduced-precision reductions off) bf16 attention_scores gave 0.03125 where the
+# fp32 value is 0.0164, an error the size of one rounding of the product to bf16 before self
+# is added, so a correct kernel failed there. fp16 is computed the same way (8x finer, so it
+# passed); the rule is one for both. The native call is the timing baseline.
+_baddbmm_reference = in_fp32(_baddbmm_native)
 
 
 def _mv_matrix(ctx: InputContext) -> list[Any]:

@@ -9,7 +9,6 @@ of any block, so a kernel that assumes contiguity, a last dim or one block fails
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Callable, Mapping
 
@@ -332,7 +331,7 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
     many terms; ``exact`` demands bit-equality, for results that are one of the inputs;
     ``case_rtol`` gives a dtype's rtol per case (see OperatorSpec.case_rtol).
     """
-    spec = aten_op(
+    return aten_op(
         name,
         signature="kernel(x: Tensor, dim: int) -> Tensor",
         description=description + " dim may be negative; x may be non-contiguous.",
@@ -345,9 +344,8 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
         reduce_dim=reduce_dim or (reduced_length if scaled_atol else None),
         tolerance_overrides={d: Tolerance(rtol=0.0, atol=0.0) for d in FLOATS} if exact else None,
         baseline=baseline,
+        case_rtol=case_rtol,
     )
-    # aten_op takes no case_rtol: set it here rather than widen the shared builder.
-    return dataclasses.replace(spec, case_rtol=dict(case_rtol)) if case_rtol else spec
 
 
 def operators() -> list[OperatorSpec]:

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
-from kgb_sources.aten._build import aten_op, numel
+from kgb_sources.aten._build import aten_op, in_fp32, numel
 
 # "size" (N, C, H, W); "theta_transposed" makes theta a transposed view of an (N, 3, 2) tensor.
 AFFINE_GRID_CASES = (
@@ -59,36 +59,30 @@ def _affine_native(theta, size, align_corners):  # noqa: ANN001, ANN202
     return torch.ops.aten.affine_grid_generator(theta, size, align_corners)
 
 
-def _affine_reference(theta, size, align_corners):  # noqa: ANN001, ANN202
-    """The grid computed in fp32 from theta's values, rounded once to theta's dtype.
-
-    What ATen does for fp16/bf16 (AffineGridGenerator.cpp): it builds the base grid in theta's
-    dtype with linspace, then multiplies by theta with a bmm. linspace is the same formula on
-    both devices (cpu/RangeFactoriesKernel.cpp and cuda/RangeFactories.cu): step = (1 - -1) /
-    (steps - 1), then -1 + step * i for i < steps // 2 and 1 - step * (steps - 1 - i) above,
-    all in c10's Half/BFloat16 arithmetic, where every operation is rounded to the dtype and an
-    integer operand is first converted to it (c10's operator*(BFloat16, int64_t) is
-    a * BFloat16(b)). So bf16 rounds steps - 1 (1079 becomes 1080) and every index past 256
-    (401 becomes 400). Measured on CPU (torch 2.13), a bf16 coordinate is off the fp32 one
-    rounded once by up to 0.0055 (1080 steps) and 0.0068 (1920), an fp16 one by up to 0.00049,
-    where atol is 0.0003 (times |theta| in the grid). Without align_corners the range is then
-    multiplied by (steps - 1) and divided by steps as two more rounded ops. The bmm sums the 3
-    terms in fp32 and rounds once (CPU: measured, bitwise equal to that emulation on every
-    case here, torch 2.13; CUDA: cuBLAS with reduced-precision reductions off). The CUDA
-    linspace was read from the source, not measured.
-
-    Emulating those roundings makes a kernel reproduce an implementation detail rather than
-    the operator, and a kernel that rounded the coordinates but kept the indices exact failed
-    on an H200 (hd_align, bf16: 911927 of 33177600 points, max error 0.031). So for fp16/bf16
-    the reference is ATen's fp32 computation, which rounds only at the end (CPU and CUDA agree
-    to fp32 rounding), and the native call is the timing baseline.
-    """
-    import torch
-
-    if theta.dtype in (torch.float16, torch.bfloat16):
-        return torch.ops.aten.affine_grid_generator(theta.float(), size,
-                                                    align_corners).to(theta.dtype)
-    return torch.ops.aten.affine_grid_generator(theta, size, align_corners)
+# The reference: the grid computed in fp32 from theta's values, rounded once to theta's dtype
+# (in_fp32).
+#
+# What ATen does for fp16/bf16 (AffineGridGenerator.cpp): it builds the base grid in theta's
+# dtype with linspace, then multiplies by theta with a bmm. linspace is the same formula on
+# both devices (cpu/RangeFactoriesKernel.cpp and cuda/RangeFactories.cu): step = (1 - -1) /
+# (steps - 1), then -1 + step * i for i < steps // 2 and 1 - step * (steps - 1 - i) above,
+# all in c10's Half/BFloat16 arithmetic, where every operation is rounded to the dtype and an
+# integer operand is first converted to it (c10's operator*(BFloat16, int64_t) is
+# a * BFloat16(b)). So bf16 rounds steps - 1 (1079 becomes 1080) and every index past 256
+# (401 becomes 400). Measured on CPU (torch 2.13), a bf16 coordinate is off the fp32 one
+# rounded once by up to 0.0055 (1080 steps) and 0.0068 (1920), an fp16 one by up to 0.00049,
+# where atol is 0.0003 (times |theta| in the grid). Without align_corners the range is then
+# multiplied by (steps - 1) and divided by steps as two more rounded ops. The bmm sums the 3
+# terms in fp32 and rounds once (CPU: measured, bitwise equal to that emulation on every
+# case here, torch 2.13; CUDA: cuBLAS with reduced-precision reductions off). The CUDA
+# linspace was read from the source, not measured.
+#
+# Emulating those roundings makes a kernel reproduce an implementation detail rather than
+# the operator, and a kernel that rounded the coordinates but kept the indices exact failed
+# on an H200 (hd_align, bf16: 911927 of 33177600 points, max error 0.031). So for fp16/bf16
+# the reference is ATen's fp32 computation, which rounds only at the end (CPU and CUDA agree
+# to fp32 rounding), and the native call is the timing baseline.
+_affine_reference = in_fp32(_affine_native)
 
 
 def _grid_points(p: Mapping[str, Any]) -> int:

@@ -77,11 +77,11 @@ def _aligned_heads(x: torch.Tensor, block: int) -> torch.Tensor:
     dv=24, Lk=70 in fp16, while the interpreter with the same block sizes was right. That case
     alone combined k/v tiles masked in the head dim, with 40- and 24-element row strides that
     Triton cannot vectorize, and a key loop of more than one BLOCK_N feeding wgmma; the shapes
-    that passed there had one key block, or aligned unmasked head dims (d=64, 128). Which of those
-    Triton mishandled is not pinned down, and this fix has not run on a GPU yet. Padding puts
-    every shape on the aligned, unmasked path; flash-attention's own wrapper (flash_attn_interface.py) likewise
-    pads head dims to multiples of 8. The copy costs O(L * d) beside the kernel's
-    O(Lq * Lk * d), and aligned power-of-two head dims skip it.
+    that passed there had one key block, or aligned unmasked head dims (d=64, 128). Which of
+    those Triton mishandled is not pinned down; with this padding all 24 trials pass on the
+    H200. Padding puts every shape on the aligned, unmasked path; flash-attention's own wrapper
+    (flash_attn_interface.py) likewise pads head dims to multiples of 8. The copy costs
+    O(L * d) beside the kernel's O(Lq * Lk * d), and aligned power-of-two head dims skip it.
     """
     aligned = (x.shape[-1] == block and x.stride(-1) == 1 and x.data_ptr() % 16 == 0
                and all(stride % 16 == 0 for stride in x.stride()[:-1]))
