@@ -71,3 +71,18 @@ def test_relative_error_is_reported_only_where_rtol_governs():
     result = compare_outputs(actual, expected, TOL)
     assert result.ok  # 5e-5 is within atol, however large the ratio to 1e-9
     assert result.max_rel_error == pytest.approx(2e-4, rel=1e-3)
+
+
+def test_inf_next_to_the_largest_finite_value_passes_only_where_the_tolerance_spans_the_step():
+    """fp16's 65504 and inf are neighbours: a correct product just past 65504 rounds to either
+    (the H200's cumprod failure); inf anywhere else, or of the other sign, still fails."""
+    largest = torch.finfo(torch.float16).max
+    expected = torch.tensor([-largest, largest, float("inf"), 1.0], dtype=torch.float16)
+    actual = torch.tensor([float("-inf"), float("inf"), largest, 1.0], dtype=torch.float16)
+    assert compare_outputs(actual, expected, Tolerance(rtol=1e-3, atol=1e-4)).ok
+    # rtol 1e-4 admits 6.6 at 65504, not the step of 32 to the next value: no longer neighbours.
+    assert not compare_outputs(actual, expected, Tolerance(rtol=1e-4, atol=1e-4)).ok
+    for wrong in (torch.tensor([float("inf"), largest, float("inf"), 1.0]),   # sign flipped
+                  torch.tensor([-largest, largest, float("inf"), float("inf")])):  # far from it
+        result = compare_outputs(wrong.to(torch.float16), expected, Tolerance(rtol=1e-3, atol=1e-4))
+        assert result.verdict == verdicts.WRONG_OUTPUT, wrong
