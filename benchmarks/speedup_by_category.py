@@ -26,7 +26,7 @@ from kgb_core.store import ResultStore  # noqa: E402
 
 # Most specific first: a softmax is also a reduction, a pooling op also a movement.
 CATEGORIES = ("attention", "conv", "pool", "gemm", "matmul", "norm", "softmax", "loss", "scan",
-              "reduction", "index", "scatter", "creation", "movement", "view", "pointwise")
+              "sort", "reduction", "index", "scatter", "creation", "movement", "view", "pointwise")
 
 
 def category_of(tags: frozenset[str] | set[str]) -> str:
@@ -42,9 +42,9 @@ def category_rows(outcomes: list[OperatorOutcome], categories: dict[str, str]) -
         speedups = [o.best_speedup for o in members if o.correct and o.best_speedup]
         geomean = geometric_mean(speedups)
         rows.append([name, str(len(members)), str(sum(o.correct for o in members)),
-                     f"{geomean:.3f}" if geomean else "-",
-                     f"{min(speedups):.2f}" if speedups else "-",
-                     f"{max(speedups):.2f}" if speedups else "-",
+                     f"{geomean:.3g}" if geomean else "-",
+                     f"{min(speedups):.3g}" if speedups else "-",
+                     f"{max(speedups):.3g}" if speedups else "-",
                      f"{fast_p(members, 1.0):.2f}", f"{fast_p(members, 2.0):.2f}"])
     return rows
 
@@ -64,12 +64,16 @@ def main() -> None:
     categories = {spec.id: category_of(set(spec.tags))
                   for spec in load_registry().operators([args.source], [])}
     header = ["category", "ops", "pass", "geomean speedup", "min", "max", "fast_1", "fast_2"]
-    table = [header, *category_rows(operator_outcomes(rows), categories)]
+    outcomes = operator_outcomes(rows)
+    table = [header, *category_rows(outcomes, categories)]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     print(f"{args.source} / {args.method} / {args.backend}: {args.db}")
     table.insert(1, ["-" * width for width in widths])
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    if any("interpreter" in label for o in outcomes for label in o.timing_labels):
+        print("note: timed in Triton's interpreter on the CPU: these speedups measure the "
+              "interpreter, not a chip, and are no performance result.")
 
 
 if __name__ == "__main__":

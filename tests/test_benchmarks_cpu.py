@@ -61,3 +61,19 @@ def test_worker_overhead_reports_overhead_against_timed_kernel_work():
         wall, work, overhead = float(row[4]), float(row[5]), float(row[6])
         assert work > 0 and abs(wall - work - overhead) < 0.2
     assert "timer: interpreter-wallclock" in done.stdout
+
+
+def test_speedup_by_category_groups_a_real_sweep_and_agrees_with_the_report(tmp_path):
+    db = tmp_path / "sweep.db"
+    _bench("-m", "kgb_core", "run", "--source", "aten", "--op", "aten.neg", "--op", "aten.relu",
+           "--op", "aten.sum", "--method", "reference", "--backend", "cpu", "--seed", "0",
+           "--db", str(db))
+    done = _bench("benchmarks/speedup_by_category.py", "--db", str(db), "--backend", "cpu")
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[3:]
+            if line and not line.startswith("note")}
+    assert [rows[name][1:3] for name in ("pointwise", "reduction", "all")] == [
+        ["2", "2"], ["1", "1"], ["3", "3"]]
+    report = json.loads(_bench("-m", "kgb_core", "report", "--db", str(db), "--json").stdout)
+    geomean = report["summary"][0]["geomean_speedup"]
+    assert float(rows["all"][3]) == float(f"{geomean:.3g}")
+    assert "interpreter" in done.stdout  # CPU timings are flagged, never passed off as a chip's
