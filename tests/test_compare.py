@@ -86,3 +86,18 @@ def test_inf_next_to_the_largest_finite_value_passes_only_where_the_tolerance_sp
                   torch.tensor([-largest, largest, float("inf"), float("inf")])):  # far from it
         result = compare_outputs(wrong.to(torch.float16), expected, Tolerance(rtol=1e-3, atol=1e-4))
         assert result.verdict == verdicts.WRONG_OUTPUT, wrong
+
+
+def test_complex_outputs_are_compared_without_an_overflow_edge():
+    x = torch.tensor([1 + 2j, float("inf") + 0j], dtype=torch.complex64)
+    assert compare_outputs(x.clone(), x, TOL).ok
+    assert compare_outputs(x + 1, x, TOL).verdict == verdicts.WRONG_OUTPUT
+
+
+def test_complex_outputs_are_compared_in_the_complex_plane():
+    """An error only in the imaginary part fails; the tolerance bounds |a - e| against |e|."""
+    expected = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
+    result = compare_outputs(expected + 1j, expected, TOL)
+    assert result.verdict == verdicts.WRONG_OUTPUT and result.max_abs_error == pytest.approx(1.0)
+    # 1e-3 * |3 - 1j| = 3.16e-3 allows 3e-3 off in the imaginary part alone
+    assert compare_outputs(expected + torch.tensor([0, 3e-3j]), expected, TOL).ok

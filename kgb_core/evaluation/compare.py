@@ -99,14 +99,17 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
                               max_abs_error=float((actual.double() - expected.double()).abs().max().item()))
         return Comparison()
 
-    a = actual.double()
-    e = expected.double()
+    # Complex values in complex128, not .double(), which drops the imaginary part: the error
+    # is then |a - e| in the complex plane, assert_close's rule for complex tensors.
+    wide = torch.complex128 if expected.dtype.is_complex else torch.float64
+    a = actual.to(wide)
+    e = expected.to(wide)
     expected_finite = torch.isfinite(e)
     edge = _overflow_edge(a, e, expected.dtype, tolerance)
     bad_nonfinite = ~torch.isfinite(a) & expected_finite & ~edge
     # Non-finite reference values must be matched exactly (same inf sign, NaN where NaN).
     nonfinite_mismatch = ~expected_finite & ~((a == e) | (torch.isnan(a) & torch.isnan(e)) | edge)
-    diff = torch.where(expected_finite & torch.isfinite(a), (a - e).abs(), torch.zeros_like(a))
+    diff = torch.where(expected_finite & torch.isfinite(a), (a - e).abs(), 0.0)
     # Relative error only where rtol is what bounds it (|expected| > atol): near zero the
     # ratio is meaningless and atol governs, so reporting it there would only mislead.
     rel = diff / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
@@ -149,11 +152,14 @@ def _overflow_edge(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype,
     (fp16's rtol 1e-3 covers its 32 at 65504); an inf where the reference is any other value
     still fails (measured on an H200: cumprod of 32768 fp16 factors, reference -65504, a
     correct fp32-accumulating kernel -inf)."""
+    nothing = torch.zeros_like(a, dtype=torch.bool)
+    if not dtype.is_floating_point or bool(torch.isfinite(a).all() & torch.isfinite(e).all()):
+        return nothing  # complex values have no largest finite neighbour of inf to mistake
     largest = torch.finfo(dtype).max
     step = largest - float(torch.nextafter(torch.tensor(largest, dtype=dtype),
                                            torch.tensor(0.0, dtype=dtype)))
     if tolerance.atol + tolerance.rtol * largest < step:
-        return torch.zeros_like(a, dtype=torch.bool)
+        return nothing
     return (((a.abs() == largest) & torch.isinf(e)) | ((e.abs() == largest) & torch.isinf(a))) \
         & (torch.sign(a) == torch.sign(e))
 
