@@ -63,6 +63,20 @@ class WithTolerance:
 
 
 @dataclass(frozen=True)
+class Rounded:
+    """A reference output rounded to the output dtype (``value``), with the wider value it was
+    rounded from (``unrounded``: a tensor of the same shape, float64 say), for a reference
+    that computes in a wider dtype anyway. The candidate is compared with ``value``; only
+    where one side is the dtype's largest finite value and the other the infinity of the same
+    sign does the comparison ask ``unrounded`` whether the truth lies within the tolerance of
+    the overflow threshold, where a correct kernel may round either way
+    (``kgb_core/evaluation/compare.py``, ``_overflow_edge``). Only a reference returns it."""
+
+    value: Any
+    unrounded: Any
+
+
+@dataclass(frozen=True)
 class ShapeCase:
     """One set of parameters an operator is checked on: shapes, dims, flags."""
 
@@ -163,10 +177,11 @@ class OperatorSpec:
     """Everything the harness, a prompt and a report need to know about one operator.
 
     ``reference`` is the plain PyTorch definition, called as ``reference(*inputs)``; a candidate's
-    ``kernel(*inputs)`` must return what it returns. ``make_inputs`` builds fresh inputs for one
-    case, dtype and seed. ``mutated_args`` lists the positions of arguments the operator writes in
-    place; every other argument must come back unchanged. ``reduce_dim`` gives, per case, how many
-    terms are accumulated into one output, which scales atol as in the published checker.
+    ``kernel(*inputs)`` must return what it returns (a ``Rounded``'s ``value``, where it returns
+    one). ``make_inputs`` builds fresh inputs for one case, dtype and seed. ``mutated_args``
+    lists the positions of arguments the operator writes in place; every other argument must
+    come back unchanged. ``reduce_dim`` gives, per case, how many terms are accumulated into
+    one output, which scales atol as in the published checker.
     ``baseline``, when given, is what the candidate is timed against instead of ``reference``:
     the native PyTorch call, where the reference must compute more accurately than it (e.g.
     fp16 cumsum accumulated in fp32) and so would make a slower, unfair baseline.

@@ -7,7 +7,7 @@ import torch
 
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.compare import compare_outputs
-from kgb_core.operators import Tolerance
+from kgb_core.operators import Rounded, Tolerance
 
 TOL = Tolerance(rtol=1e-3, atol=1e-4)
 
@@ -73,19 +73,70 @@ def test_relative_error_is_reported_only_where_rtol_governs():
     assert result.max_rel_error == pytest.approx(2e-4, rel=1e-3)
 
 
+FP16_LARGEST = torch.finfo(torch.float16).max  # 65504; from 65520 on, values round to inf
+FP16_TOL = Tolerance(rtol=1e-3, atol=1e-4)
+
+
+def _fp16(*values):
+    return torch.tensor(values, dtype=torch.float16)
+
+
 def test_inf_next_to_the_largest_finite_value_passes_only_where_the_tolerance_spans_the_step():
-    """fp16's 65504 and inf are neighbours: a correct product just past 65504 rounds to either
-    (the H200's cumprod failure); inf anywhere else, or of the other sign, still fails."""
-    largest = torch.finfo(torch.float16).max
-    expected = torch.tensor([-largest, largest, float("inf"), 1.0], dtype=torch.float16)
-    actual = torch.tensor([float("-inf"), float("inf"), largest, 1.0], dtype=torch.float16)
-    assert compare_outputs(actual, expected, Tolerance(rtol=1e-3, atol=1e-4)).ok
-    # rtol 1e-4 admits 6.6 at 65504, not the step of 32 to the next value: no longer neighbours.
+    """fp16's 65504 and inf are neighbours: a correct product just short of 65520 rounds to
+    either (the H200's cumprod failure). With no unrounded value, a reference of 65504 puts
+    the truth at most one step (32) below the threshold; inf anywhere else, or of the other
+    sign, still fails."""
+    expected = _fp16(-FP16_LARGEST, FP16_LARGEST, 1.0)
+    actual = _fp16(float("-inf"), float("inf"), 1.0)
+    assert compare_outputs(actual, expected, FP16_TOL).ok
+    # rtol 1e-4 admits 6.6 at 65504, not the step of 32 to the threshold.
     assert not compare_outputs(actual, expected, Tolerance(rtol=1e-4, atol=1e-4)).ok
-    for wrong in (torch.tensor([float("inf"), largest, float("inf"), 1.0]),   # sign flipped
-                  torch.tensor([-largest, largest, float("inf"), float("inf")])):  # far from it
-        result = compare_outputs(wrong.to(torch.float16), expected, Tolerance(rtol=1e-3, atol=1e-4))
+    for wrong in (_fp16(float("inf"), FP16_LARGEST, 1.0),                 # sign flipped
+                  _fp16(float("-inf"), float("inf"), float("inf"))):      # far from it
+        result = compare_outputs(wrong, expected, FP16_TOL)
         assert result.verdict == verdicts.WRONG_OUTPUT, wrong
+
+
+def test_the_largest_finite_value_against_an_inf_reference_needs_the_unrounded_truth():
+    """A reference of inf says only that the truth is 65520 or more: without the unrounded
+    value, 65504 against it could be a kernel that saturates, whatever the product."""
+    result = compare_outputs(_fp16(FP16_LARGEST), _fp16(float("inf")), FP16_TOL)
+    assert result.verdict == verdicts.WRONG_OUTPUT and "reference is inf" in result.message
+
+
+def test_an_unrounded_reference_decides_both_sides_of_the_threshold_by_the_tolerance():
+    """With the truth at hand (``Rounded``), either neighbour passes where the truth is within
+    atol + rtol |truth| of the threshold 65520, and neither passes where it is further."""
+    def judged(actual, truth, tolerance=FP16_TOL):
+        truth = torch.tensor(truth, dtype=torch.float64)
+        return compare_outputs(actual, Rounded(truth.to(torch.float16), truth), tolerance)
+
+    # The H200's element: truth -65519.93, reference -65504, the kernel -inf; 0.07 from the
+    # threshold passes even at rtol 1e-5, where the rounded reference alone could not tell.
+    assert judged(_fp16(float("-inf")), [-65519.9256476452]).ok
+    assert judged(_fp16(float("-inf")), [-65519.9256476452], Tolerance(1e-5, 1e-4)).ok
+    # Past the threshold, the kernel on the other side: 65504 against a reference of inf.
+    assert judged(_fp16(FP16_LARGEST), [65520.5]).ok
+    # A saturating kernel: the truth is far past the threshold, 65504 is off by a factor 15.
+    saturated = judged(_fp16(FP16_LARGEST, -FP16_LARGEST), [1e6, -65520.5])
+    assert saturated.verdict == verdicts.WRONG_OUTPUT and "(0,)" in saturated.message
+    # Near, but not within the tolerance: 10 past the threshold at rtol 1e-4 (6.6 allowed).
+    assert not judged(_fp16(FP16_LARGEST), [65530.0], Tolerance(1e-4, 1e-4)).ok
+    assert not judged(_fp16(float("inf")), [65500.0], Tolerance(1e-4, 1e-4)).ok  # 65504
+    # Other sign, and an inf where the reference is finite and not the largest value.
+    assert not judged(_fp16(float("-inf")), [65519.9]).ok
+    assert not judged(_fp16(float("inf")), [65400.0]).ok
+
+
+def test_a_rounded_reference_is_compared_by_its_rounded_value():
+    truth = torch.tensor([1.0 / 3.0, 2.0], dtype=torch.float64)
+    expected = Rounded(truth.to(torch.float16), truth)
+    assert compare_outputs(truth.to(torch.float16), expected, FP16_TOL).ok
+    assert compare_outputs(truth.float(), expected, FP16_TOL).verdict \
+        == verdicts.WRONG_SHAPE_OR_DTYPE
+    assert not compare_outputs(_fp16(0.33, 2.0), expected, Tolerance(1e-4, 1e-4)).ok
+    with pytest.raises(TypeError):
+        compare_outputs(truth, Rounded(truth.to(torch.float16), truth[:1]), FP16_TOL)
 
 
 def test_complex_outputs_are_compared_without_an_overflow_edge():

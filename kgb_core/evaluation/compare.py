@@ -3,7 +3,8 @@
 Runs inside the worker (imports torch). The rule is assert_close's: the dtype must match
 exactly, then ``|actual - expected| <= atol + rtol * |expected|`` elementwise; NaN or Inf in
 the output where the reference is finite fails, whatever the tolerance, with one exception at
-the edge of the dtype's range (``_overflow_edge``).
+the edge of the dtype's range (``_overflow_edge``), judged on the reference's unrounded value
+where it gives one (``Rounded``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import torch
 
 from kgb_core.evaluation import verdicts
-from kgb_core.operators import Tolerance, WithTolerance
+from kgb_core.operators import Rounded, Tolerance, WithTolerance
 
 
 @dataclass
@@ -46,6 +47,12 @@ def compare_outputs(actual: Any, expected: Any, tolerance: Tolerance, where: str
         if isinstance(actual, WithTolerance):
             actual = actual.value
         return compare_outputs(actual, expected.value, expected.tolerance, where)
+    if isinstance(expected, Rounded):
+        if not (isinstance(expected.value, torch.Tensor)
+                and isinstance(expected.unrounded, torch.Tensor)
+                and expected.unrounded.shape == expected.value.shape):
+            raise TypeError("a reference's Rounded must hold two tensors of the same shape")
+        return _compare_tensors(actual, expected.value, tolerance, where, expected.unrounded)
     if isinstance(expected, torch.Tensor):
         return _compare_tensors(actual, expected, tolerance, where)
     if isinstance(expected, (tuple, list)):
@@ -73,7 +80,8 @@ def compare_outputs(actual: Any, expected: Any, tolerance: Tolerance, where: str
     raise TypeError(f"reference returned an unsupported type {type(expected).__name__}")
 
 
-def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, where: str) -> Comparison:
+def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, where: str,
+                     unrounded: torch.Tensor | None = None) -> Comparison:
     if not isinstance(actual, torch.Tensor):
         return Comparison(verdicts.WRONG_SHAPE_OR_DTYPE,
                           f"{where}: expected {_describe(expected)}, got {_describe(actual)}")
@@ -105,7 +113,7 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
     a = actual.to(wide)
     e = expected.to(wide)
     expected_finite = torch.isfinite(e)
-    edge = _overflow_edge(a, e, expected.dtype, tolerance)
+    edge = _overflow_edge(a, e, expected.dtype, tolerance, unrounded)
     bad_nonfinite = ~torch.isfinite(a) & expected_finite & ~edge
     # Non-finite reference values must be matched exactly (same inf sign, NaN where NaN).
     nonfinite_mismatch = ~expected_finite & ~((a == e) | (torch.isnan(a) & torch.isnan(e)) | edge)
@@ -143,25 +151,45 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
     return result
 
 
-def _overflow_edge(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype,
-                   tolerance: Tolerance) -> torch.Tensor:
+def _overflow_edge(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, tolerance: Tolerance,
+                   unrounded: torch.Tensor | None) -> torch.Tensor:
     """Where one side is the dtype's largest finite value and the other the infinity of the
-    same sign: the two are neighbours, a value just past the largest finite one rounds to
-    either, and two correct computations (an fp32 running product against a float64 one)
-    can land on both sides. Accepted only where the tolerance admits one rounding step there
-    (fp16's rtol 1e-3 covers its 32 at 65504); an inf where the reference is any other value
-    still fails (measured on an H200: cumprod of 32768 fp16 factors, reference -65504, a
-    correct fp32-accumulating kernel -inf)."""
+    same sign, and both can be right: the two are neighbours, every value from the overflow
+    threshold (the largest finite value plus half its step: fp16's 65520) on rounds to inf, and
+    two correct computations of a value near that threshold land on either side of it
+    (measured on an H200: cumprod of fp16 factors, float64 truth -65519.93, reference -65504,
+    a correct fp32 running product -inf). Accepted where the truth lies within the tolerance
+    of the threshold, ``|truth - threshold| <= atol + rtol * |truth|``, the rule every other
+    value is held to; an inf where the reference is any other finite value still fails.
+
+    The truth is the reference's ``unrounded`` value (``Rounded``) where it gives one.
+    Otherwise only the rounded reference tells: the largest finite value puts the truth at
+    most one step below the threshold, so an inf there is accepted where the tolerance spans
+    a step (fp16's rtol 1e-3 spans its 32); an inf says only that the truth is at or past the
+    threshold, not how far, so the largest finite value against it is not accepted (a kernel
+    that saturates, as a satfinite conversion does, would pass wherever the reference
+    overflows, whatever the product)."""
     nothing = torch.zeros_like(a, dtype=torch.bool)
     if not dtype.is_floating_point or bool(torch.isfinite(a).all() & torch.isfinite(e).all()):
         return nothing  # complex values have no largest finite neighbour of inf to mistake
     largest = torch.finfo(dtype).max
     step = largest - float(torch.nextafter(torch.tensor(largest, dtype=dtype),
                                            torch.tensor(0.0, dtype=dtype)))
-    if tolerance.atol + tolerance.rtol * largest < step:
-        return nothing
-    return (((a.abs() == largest) & torch.isinf(e)) | ((e.abs() == largest) & torch.isinf(a))) \
-        & (torch.sign(a) == torch.sign(e))
+    same_sign = torch.sign(a) == torch.sign(e)
+    candidate_overflows = torch.isinf(a) & (e.abs() == largest) & same_sign
+    if unrounded is None:
+        # The truth is at least largest - step / 2, one step below the threshold.
+        if tolerance.atol + tolerance.rtol * (largest - step / 2) < step:
+            return nothing
+        return candidate_overflows
+    truth = unrounded.to(device=e.device, dtype=torch.float64)
+    reference_overflows = (a.abs() == largest) & torch.isinf(e) & same_sign
+    # Past the threshold by this much (negative: short of it); largest is subtracted first,
+    # so float64's own threshold, past its largest value, is never formed.
+    past_threshold = truth.abs() - largest - step / 2
+    near = (past_threshold.abs() <= tolerance.atol + tolerance.rtol * truth.abs()) \
+        & (torch.sign(truth) == torch.sign(e))
+    return (candidate_overflows | reference_overflows) & near
 
 
 def _first_index(mask: torch.Tensor, shape: torch.Size) -> tuple[int, ...]:
