@@ -19,8 +19,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kgb_core.plugins import load_registry  # noqa: E402
-from kgb_core.report import OperatorOutcome, operator_outcomes  # noqa: E402
-from kgb_core.reports.views import fast_p  # noqa: E402
+from kgb_core.report import OperatorOutcome, operator_outcomes, render_table  # noqa: E402
+from kgb_core.reports.views import INTERPRETER, backend_kind, fast_p  # noqa: E402
 from kgb_core.stats import geometric_mean  # noqa: E402
 from kgb_core.store import ResultStore  # noqa: E402
 
@@ -61,17 +61,13 @@ def main() -> None:
             == (args.source, args.method, args.backend)]
     if not rows:
         sys.exit(f"no {args.method} results for {args.source} on {args.backend} in {args.db}")
-    categories = {spec.id: category_of(set(spec.tags))
+    categories = {spec.id: category_of(spec.tags)
                   for spec in load_registry().operators([args.source], [])}
-    header = ["category", "ops", "pass", "geomean speedup", "min", "max", "fast_1", "fast_2"]
     outcomes = operator_outcomes(rows)
-    table = [header, *category_rows(outcomes, categories)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     print(f"{args.source} / {args.method} / {args.backend}: {args.db}")
-    table.insert(1, ["-" * width for width in widths])
-    for row in table:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    if any("interpreter" in label for o in outcomes for label in o.timing_labels):
+    print(render_table(["category", "ops", "pass", "geomean speedup", "min", "max", "fast_1",
+                        "fast_2"], category_rows(outcomes, categories)))
+    if any(backend_kind(o.emulates, o.timing_labels) == INTERPRETER for o in outcomes):
         print("note: timed in Triton's interpreter on the CPU: these speedups measure the "
               "interpreter, not a chip, and are no performance result.")
 

@@ -112,12 +112,13 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
     wide = torch.complex128 if expected.dtype.is_complex else torch.float64
     a = actual.to(wide)
     e = expected.to(wide)
-    expected_finite = torch.isfinite(e)
-    edge = _overflow_edge(a, e, expected.dtype, tolerance, unrounded)
-    bad_nonfinite = ~torch.isfinite(a) & expected_finite & ~edge
+    expected_finite, actual_finite = torch.isfinite(e), torch.isfinite(a)
+    edge = _overflow_edge(a, e, actual_finite & expected_finite, expected.dtype, tolerance,
+                          unrounded)
+    bad_nonfinite = ~actual_finite & expected_finite & ~edge
     # Non-finite reference values must be matched exactly (same inf sign, NaN where NaN).
     nonfinite_mismatch = ~expected_finite & ~((a == e) | (torch.isnan(a) & torch.isnan(e)) | edge)
-    diff = torch.where(expected_finite & torch.isfinite(a), (a - e).abs(), 0.0)
+    diff = torch.where(expected_finite & actual_finite, (a - e).abs(), 0.0)
     # Relative error only where rtol is what bounds it (|expected| > atol): near zero the
     # ratio is meaningless and atol governs, so reporting it there would only mislead.
     rel = diff / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
@@ -151,7 +152,8 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
     return result
 
 
-def _overflow_edge(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, tolerance: Tolerance,
+def _overflow_edge(a: torch.Tensor, e: torch.Tensor, both_finite: torch.Tensor,
+                   dtype: torch.dtype, tolerance: Tolerance,
                    unrounded: torch.Tensor | None) -> torch.Tensor:
     """Where one side is the dtype's largest finite value and the other the infinity of the
     same sign, and both can be right: the two are neighbours, every value from the overflow
@@ -169,8 +171,9 @@ def _overflow_edge(a: torch.Tensor, e: torch.Tensor, dtype: torch.dtype, toleran
     threshold, not how far, so the largest finite value against it is not accepted (a kernel
     that saturates, as a satfinite conversion does, would pass wherever the reference
     overflows, whatever the product)."""
-    nothing = torch.zeros_like(a, dtype=torch.bool)
-    if not dtype.is_floating_point or bool(torch.isfinite(a).all() & torch.isfinite(e).all()):
+    # A scalar False that broadcasts: the common all-finite output costs no mask of its size.
+    nothing = torch.zeros((), dtype=torch.bool, device=a.device)
+    if not dtype.is_floating_point or bool(both_finite.all()):
         return nothing  # complex values have no largest finite neighbour of inf to mistake
     largest = torch.finfo(dtype).max
     step = largest - float(torch.nextafter(torch.tensor(largest, dtype=dtype),
