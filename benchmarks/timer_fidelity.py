@@ -1,18 +1,22 @@
 """Does kgb's timer agree with other ways of timing the same kernel, and is it stable?
 
 ``python benchmarks/timer_fidelity.py --backend nvidia`` times five kernels, memory-bound and
-compute-bound, from about 10 us to about 10 ms, with three clocks:
+compute-bound, from about 10 us to about 10 ms (and a sixth, shorter one), with four clocks:
 
 - **kgb**: the backend's own timer (``backend.make_timer``: CUDA events around each call, an
   L2 flush before it, a time-budgeted warm-up, the median);
 - **do_bench**: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")``;
 - **event loop**: written here, independently: a 256 MB flush, then one CUDA event pair per
   call, every event recorded before a single synchronize at the end (no host sync between
-  calls), the median.
+  calls), the median;
+- **synced loop**: the same loop with a synchronize after every call, as kgb's timer does
+  (it reads each sample before the next): where kgb differs from the two clocks above, this
+  one says whether the per-call synchronize explains it.
 
 Each clock measures each kernel in 5 independent runs. The table gives, per clock, the median
-of the 5 run medians and the CV across them, and kgb's difference from the two others.
-Targets (issue 9): medians within 3 %, CV across the 5 runs at most 2 %.
+of the 5 run medians and the CV across them, and kgb's difference from each other clock.
+Targets (issue 9): medians within 3 %, CV across the 5 runs at most 2 %; "within 3 %" holds
+only where kgb is within 3 % of every other clock.
 
 ``--backend cpu`` runs the same procedure on torch's CPU kernels (not Triton's interpreter)
 with kgb's wall clock against a perf_counter loop written here; do_bench needs a GPU and is
@@ -102,9 +106,12 @@ def _gemm(n: int, dtype_name: str) -> Callable[[str], Callable[[], Any]]:
 def gpu_kernels() -> list[Kernel]:
     triton_add = _triton_add()
     # Sizes chosen from the H200's measured peaks (4.2 TB/s copy, ~690 TFLOP/s bf16, ~50
-    # TFLOP/s fp32 without TF32): about 10 us, 200 us, 1 ms, 200 us and 9 ms.
+    # TFLOP/s fp32 without TF32): about 14 us, 200 us, 1 ms, 200 us and 9 ms, the issue's
+    # range of 10 us to 10 ms. The 1M add (7 us measured, launch-bound) is below that range;
+    # it stays as a sixth row because short kernels are where the clocks disagree.
     return [
         Kernel("triton add 1M fp32", "memory", triton_add(1 << 20), "12 MB"),
+        Kernel("triton add 4M fp32", "memory", triton_add(4 << 20), "48 MB"),
         Kernel("triton add 64M fp32", "memory", triton_add(64 << 20), "768 MB"),
         Kernel("torch copy 2 GiB", "memory", _copy(2 << 30), "4 GiB moved"),
         Kernel("torch mm bf16 4096", "compute", _gemm(4096, "bfloat16"), "137 GFLOP"),
@@ -122,8 +129,10 @@ def cpu_kernels() -> list[Kernel]:
     ]
 
 
-def cuda_event_loop(fn: Callable[[], Any], device: str, budget_ms: float = 100.0) -> float:
-    """The reference clock: flush, event pair per call, one synchronize at the end."""
+def cuda_event_loop(fn: Callable[[], Any], device: str, budget_ms: float = 100.0,
+                    synchronize_each: bool = False) -> float:
+    """The reference clock: flush, event pair per call, one synchronize at the end (or after
+    every call with ``synchronize_each``)."""
     import torch
 
     flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=device)
@@ -146,6 +155,8 @@ def cuda_event_loop(fn: Callable[[], Any], device: str, budget_ms: float = 100.0
         starts[i].record()
         fn()
         ends[i].record()
+        if synchronize_each:
+            ends[i].synchronize()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
@@ -194,6 +205,7 @@ def measure(backend_name: str, runs: int, only: list[str] | None) -> dict[str, A
         clocks["do_bench"] = lambda fn: triton.testing.do_bench(fn, warmup=25, rep=100,
                                                                 return_mode="median")
         clocks["event loop"] = lambda fn: cuda_event_loop(fn, device)
+        clocks["synced loop"] = lambda fn: cuda_event_loop(fn, device, synchronize_each=True)
     else:
         clocks["perf_counter loop"] = perf_counter_loop
     kernels = gpu_kernels() if gpu else cpu_kernels()

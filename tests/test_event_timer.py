@@ -14,6 +14,8 @@ from kgb_core.timing import EventTimer, TimingSettings
 
 
 class _WallClockEvent:
+    synchronized: list["_WallClockEvent"] = []
+
     def __init__(self, enable_timing: bool = False) -> None:
         assert enable_timing, "the timer must ask for timing events"
         self.at: float | None = None
@@ -22,7 +24,7 @@ class _WallClockEvent:
         self.at = time.perf_counter()
 
     def synchronize(self) -> None:
-        pass
+        _WallClockEvent.synchronized.append(self)
 
     def elapsed_time(self, end: "_WallClockEvent") -> float:
         return (end.at - self.at) * 1e3
@@ -51,3 +53,31 @@ def test_events_bracket_the_call():
     timer = EventTimer(SETTINGS, FAKE_DEVICE_MODULE, "cpu", flush_bytes=0, label="fake-events")
     assert timer._flush_buffer is None
     assert timer.time_once_ms(lambda: time.sleep(0.01)) >= 9.0
+
+
+def test_repetitions_are_queued_and_synchronized_once_after_the_last():
+    timer = EventTimer(SETTINGS, FAKE_DEVICE_MODULE, "cpu", flush_bytes=4096, label="fake-events")
+    _WallClockEvent.synchronized.clear()
+    flushed_before_call = []
+
+    def kernel():
+        flushed_before_call.append(bool((timer._flush_buffer == 0).all()))
+        timer._flush_buffer.fill_(7)
+        time.sleep(0.002)
+
+    samples = timer.time_repetitions_ms(kernel, 4)
+    assert len(samples) == 4 and all(sample >= 1.8 for sample in samples)
+    assert flushed_before_call == [True] * 4
+    # One wait for the whole batch, on the last call's end event: no host sync between calls.
+    assert len(_WallClockEvent.synchronized) == 1
+    assert timer.time_repetitions_ms(kernel, 0) == []
+
+
+def test_measure_takes_its_median_over_the_queued_repetitions():
+    settings = TimingSettings(warmup_ms=1.0, rep_ms=10.0, min_repetitions=3, max_repetitions=3)
+    timer = EventTimer(settings, FAKE_DEVICE_MODULE, "cpu", flush_bytes=0, label="fake-events")
+    _WallClockEvent.synchronized.clear()
+    timing = timer.measure(lambda: time.sleep(0.002))
+    assert timing.repetitions == 3 and timing.median_ms >= 1.8
+    # The three estimate calls wait one by one; the three repetitions wait once.
+    assert len(_WallClockEvent.synchronized) == 3 + 1
