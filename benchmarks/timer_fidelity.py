@@ -18,6 +18,10 @@ of the 5 run medians and the CV across them, and kgb's difference from each othe
 Targets (issue 9): medians within 3 %, CV across the 5 runs at most 2 %; "within 3 %" holds
 only where kgb is within 3 % of every other clock.
 
+``--op aten.floor`` (repeatable) adds an operator of a source: its reference kernel and its
+PyTorch baseline on the first timed case and dtype, the pair a sweep times for its speedup, so
+a timing protocol's effect on real candidates shows beside the five kernels.
+
 ``--backend cpu`` runs the same procedure on torch's CPU kernels (not Triton's interpreter)
 with kgb's wall clock against a perf_counter loop written here; do_bench needs a GPU and is
 left out. That path exists so the script is exercised on machines without a GPU; its numbers
@@ -28,8 +32,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -129,6 +136,41 @@ def cpu_kernels() -> list[Kernel]:
     ]
 
 
+def operator_kernels(op_ids: list[str], backend: Any) -> list[Kernel]:
+    """The reference kernel and the baseline of each operator, on the inputs a sweep times."""
+    from kgb_core.evaluation.checker import load_kernel
+    from kgb_core.operators import InputContext
+    from kgb_core.plugins import load_registry
+
+    # What the backend's workers get before importing triton (TRITON_INTERPRET=1 on the CPU
+    # backend), read when a kernel is decorated; this script times in-process.
+    os.environ.update(backend.worker_environment())
+    registry = load_registry()
+    quirks = backend.quirks
+    sources = tempfile.TemporaryDirectory(prefix="kgb-fidelity-")
+    kernels = []
+    for op_id in op_ids:
+        spec = registry.operator(op_id)
+        case = next(c for c in spec.cases_in(quirks.timed_tiers) if not c.heldout)
+        dtype = next(d for d in spec.dtypes if d not in quirks.skipped_dtypes)
+        path = Path(sources.name) / f"{op_id.replace('.', '_')}.py"
+        path.write_text(spec.reference_kernel())
+        work = f"{case.name} {dtype}"
+
+        def timed(call: Callable[..., Any], spec: Any = spec, case: Any = case,
+                  dtype: str = dtype) -> Callable[[str], Callable[[], Any]]:
+            def build(device: str) -> Callable[[], Any]:
+                inputs = list(spec.make_inputs(InputContext(case, dtype, 0, device)))
+                # The directory lives as long as a kernel built from it (Triton reads sources).
+                return lambda _keep=sources: call(*inputs)
+            return build
+
+        kernels.append(Kernel(f"{op_id} reference", "operator",
+                              timed(load_kernel(str(path))), work))
+        kernels.append(Kernel(f"{op_id} torch", "operator", timed(spec.timing_baseline), work))
+    return kernels
+
+
 def cuda_event_loop(fn: Callable[[], Any], device: str, budget_ms: float = 100.0,
                     synchronize_each: bool = False) -> float:
     """The reference clock: flush, event pair per call, one synchronize at the end (or after
@@ -179,7 +221,8 @@ def _cv(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
-def measure(backend_name: str, runs: int, only: list[str] | None) -> dict[str, Any]:
+def measure(backend_name: str, runs: int, only: list[str] | None,
+            op_ids: list[str] | None = None) -> dict[str, Any]:
     from kgb_core.calibration import calibration_timer
     from kgb_core.plugins import load_registry
     from kgb_core.timing import TimingSettings
@@ -211,6 +254,7 @@ def measure(backend_name: str, runs: int, only: list[str] | None) -> dict[str, A
     kernels = gpu_kernels() if gpu else cpu_kernels()
     if only:
         kernels = [k for k in kernels if any(word in k.name for word in only)]
+    kernels += operator_kernels(op_ids or [], backend)
     rows = []
     for kernel in kernels:
         fn = kernel.make(device)
@@ -254,9 +298,11 @@ def main() -> None:
     parser.add_argument("--backend", default="nvidia")
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--kernel", action="append", help="only kernels whose name has this")
+    parser.add_argument("--op", action="append", default=[],
+                        help="also time this operator's reference kernel and baseline")
     parser.add_argument("--json", help="also write the raw numbers here")
     args = parser.parse_args()
-    data = measure(args.backend, args.runs, args.kernel)
+    data = measure(args.backend, args.runs, args.kernel, args.op)
     print(render(data))
     if args.json:
         with open(args.json, "w") as handle:

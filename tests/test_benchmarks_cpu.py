@@ -24,11 +24,18 @@ def _bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
 def test_timer_fidelity_cpu_path_compares_two_clocks(tmp_path):
     raw = tmp_path / "fidelity.json"
     done = _bench("benchmarks/timer_fidelity.py", "--backend", "cpu", "--runs", "2",
-                  "--kernel", "add 64K", "--kernel", "mm fp32 256", "--json", str(raw))
+                  "--kernel", "add 64K", "--kernel", "mm fp32 256", "--op", "aten.neg",
+                  "--json", str(raw))
     data = json.loads(raw.read_text())
     assert data["clocks"] == ["kgb", "perf_counter loop"]
     assert data["timer"] == "torch-cpu-wallclock"  # torch on the CPU, not the interpreter
-    assert [k["kernel"] for k in data["kernels"]] == ["torch add 64K fp32", "torch mm fp32 256"]
+    assert [k["kernel"] for k in data["kernels"]] == [
+        "torch add 64K fp32", "torch mm fp32 256", "aten.neg reference", "aten.neg torch"]
+    reference, baseline = data["kernels"][2:]
+    assert reference["bound"] == baseline["bound"] == "operator"
+    assert reference["work"] == baseline["work"]  # the same timed case and dtype
+    # The reference kernel runs in Triton's interpreter: far slower than torch's own neg.
+    assert reference["median_ms"]["kgb"] > 10 * baseline["median_ms"]["kgb"]
     for kernel in data["kernels"]:
         assert all(len(values) == 2 and min(values) > 0 for values in kernel["runs"].values())
     header = done.stdout.splitlines()[1]
