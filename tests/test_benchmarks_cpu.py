@@ -25,7 +25,7 @@ def test_timer_fidelity_cpu_path_compares_two_clocks(tmp_path):
     raw = tmp_path / "fidelity.json"
     done = _bench("benchmarks/timer_fidelity.py", "--backend", "cpu", "--runs", "2",
                   "--kernel", "add 64K", "--kernel", "mm fp32 256", "--op", "aten.neg",
-                  "--json", str(raw))
+                  "--launch-counter", "--json", str(raw))
     data = json.loads(raw.read_text())
     assert data["clocks"] == ["kgb", "perf_counter loop"]
     assert data["timer"] == "torch-cpu-wallclock"  # torch on the CPU, not the interpreter
@@ -36,6 +36,9 @@ def test_timer_fidelity_cpu_path_compares_two_clocks(tmp_path):
     assert reference["work"] == baseline["work"]  # the same timed case and dtype
     # The reference kernel runs in Triton's interpreter: far slower than torch's own neg.
     assert reference["median_ms"]["kgb"] > 10 * baseline["median_ms"]["kgb"]
+    # Issuing the interpreted launch (through kgb's launch counter) costs the host its run.
+    assert data["launch_counter"] is True
+    assert reference["host_us"] > 10 * baseline["host_us"] > 0
     for kernel in data["kernels"]:
         assert all(len(values) == 2 and min(values) > 0 for values in kernel["runs"].values())
     header = done.stdout.splitlines()[1]

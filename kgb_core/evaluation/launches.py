@@ -35,6 +35,15 @@ class LaunchCounter:
         self._stream_probe = stream_probe
         self._installed = False
 
+    @classmethod
+    def for_backend(cls, backend: Any) -> "LaunchCounter":
+        """The counter a worker installs: the backend's stream probe (where it has streams) and
+        its launch limits."""
+        return cls(stream_probe=backend.current_stream
+                   if backend.current_stream() is not None else None,
+                   max_num_warps=backend.quirks.max_num_warps,
+                   max_block_size=backend.quirks.max_block_size)
+
     def reset(self) -> None:
         self.count = 0
         self.kernel_names = []

@@ -46,10 +46,7 @@ def main() -> int:
         from kgb_core.timing import TimingSettings
 
         harness_stream = backend.current_stream()
-        counter = LaunchCounter(stream_probe=backend.current_stream
-                                if harness_stream is not None else None,
-                                max_num_warps=backend.quirks.max_num_warps,
-                                max_block_size=backend.quirks.max_block_size)
+        counter = LaunchCounter.for_backend(backend)
         counter.install()
         from kgb_core.evaluation.recorder import TorchOpRecorder
 
