@@ -115,7 +115,9 @@ class NvidiaBackend(Backend):
     def current_stream(self) -> object | None:
         import torch
 
-        return torch.cuda.current_stream().cuda_stream
+        # The raw handle, as Triton's own launcher reads it (torch.cuda.current_stream() builds
+        # a Stream object): the launch counter probes this on every launch, timed ones included.
+        return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
 
     # No address-space limit: the CUDA driver reserves far more virtual memory than it uses,
     # and RLIMIT_AS makes CUDA initialisation fail. Device memory is bounded by the card; host
