@@ -140,11 +140,16 @@ class EventTimer(Timer):
         return start.elapsed_time(end)
 
     def time_repetitions_ms(self, fn: Callable[[], Any], count: int) -> list[float]:
-        """All repetitions queued, one synchronize after the last, as do_bench does. With a
-        synchronize after every call, a 7-17 us kernel read about 1.2 us (7-15 %) less than
-        do_bench and an event loop that queue their calls, and exactly what a loop
-        synchronizing per call reads (benchmarks/results/h200-timer-fidelity-76db7bd.txt): the difference is
-        the protocol, and the published benchmark times with do_bench."""
+        """All repetitions queued, one synchronize after the last, as do_bench does.
+
+        A synchronize after every call left the device idle until the host had issued the
+        flush, the start event and the call; where the call's host side (a Python wrapper,
+        Triton's launcher) outlasts the flush (about 60 us), the device waited for the host
+        inside the timed region. On the H200 that read the aten.add and aten.mul reference
+        kernels 30-59 % slow, while Triton adds of 7-17 us read 7-15 % below do_bench
+        (benchmarks/RESULTS.md, second session of 2026-12-04). Queued, the host has the flush
+        and the previous call to get ahead in.
+        """
         pairs = [self._queue_one(fn) for _ in range(count)]
         if pairs:
             pairs[-1][1].synchronize()

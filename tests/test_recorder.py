@@ -1,0 +1,35 @@
+"""kgb_core.evaluation.recorder: the torch-op recorder and its suspension around launches.
+
+Every Triton launch enters ``suspended()``: under the recorder it must hide the harness's own
+torch ops (the interpreter's data movement) and restore the recorder afterwards; with no mode
+active (timing) it must leave the dispatch stack alone, since popping and pushing it cost the
+host about 5 us per launch, time a short kernel's timer could see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch._C import _len_torch_dispatch_stack
+
+from kgb_core.evaluation.recorder import TorchOpRecorder, suspended
+
+
+def test_ops_inside_suspended_are_not_recorded_and_the_recorder_comes_back():
+    x = torch.ones(4)
+    with TorchOpRecorder() as recorder:
+        with suspended():
+            assert _len_torch_dispatch_stack() == 0
+            torch.exp(x)  # the harness's own op, e.g. the interpreter copying a block
+        assert _len_torch_dispatch_stack() == 1
+        torch.sin(x)  # the candidate's op, after the launch
+    assert recorder.forbidden == ["aten.sin"]
+
+
+def test_suspended_is_a_no_op_when_no_mode_is_active():
+    assert _len_torch_dispatch_stack() == 0
+    context = suspended()
+    assert isinstance(context, contextlib.nullcontext)
+    with context:
+        assert _len_torch_dispatch_stack() == 0
