@@ -42,8 +42,8 @@ import os
 import statistics
 import tempfile
 import time
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 RUNS = 5
