@@ -113,9 +113,7 @@ def profile(args: argparse.Namespace) -> None:
     from kgb_core.timing import TimingSettings
 
     harness_stream = backend.current_stream()
-    counter = LaunchCounter(stream_probe=backend.current_stream if harness_stream is not None
-                            else None, max_num_warps=backend.quirks.max_num_warps,
-                            max_block_size=backend.quirks.max_block_size)
+    counter = LaunchCounter.for_backend(backend)
     counter.install()
     with TorchOpRecorder():
         pass

@@ -153,7 +153,8 @@ def operator_kernels(op_ids: list[str], backend: Any) -> list[Kernel]:
 
     # What the backend's workers get before importing triton (TRITON_INTERPRET=1 on the CPU
     # backend), read when a kernel is decorated; this script times in-process.
-    os.environ.update(backend.worker_environment())
+    for key, value in backend.worker_environment().items():
+        os.environ.setdefault(key, value)
     registry = load_registry()
     quirks = backend.quirks
     sources = tempfile.TemporaryDirectory(prefix="kgb-fidelity-")
