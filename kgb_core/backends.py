@@ -184,6 +184,16 @@ class Backend(ABC):
         OOM killer picks a victim."""
         return None
 
+    def sandbox_device_files(self) -> tuple[str, ...]:
+        """Glob patterns of the device files a runner needs bound into its sandbox
+        (``/dev/nvidia*``); none for a backend that computes on the host."""
+        return ()
+
+    def prepare_runner_template(self) -> None:
+        """Work done once in the runner template before it forks runners: imports that are
+        safe to share between processes. It must not initialise the device, since a device
+        context does not survive ``fork``."""
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

@@ -117,6 +117,12 @@ class EmulatingBackend(Backend):
     def poison_free_memory(self, nbytes: int) -> None:
         self.host.poison_free_memory(nbytes)
 
+    def sandbox_device_files(self) -> tuple[str, ...]:
+        return self.host.sandbox_device_files()
+
+    def prepare_runner_template(self) -> None:
+        self.host.prepare_runner_template()
+
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "emulates": self.emulates,
                 "label": backend_label(self.name, self.emulates)}

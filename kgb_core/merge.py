@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kgb_core.errors import UserError
-from kgb_core.store import SCHEMA_VERSION, ResultStore, legacy_run_uid
+from kgb_core.store import (SCHEMA_VERSION, ResultStore, foreign_objects, legacy_run_uid,
+                            refusal)
 
 PREFER = ("error", "newer", "older")
 # Columns of a result row that make its content (everything but where it sits: id, run_id).
@@ -85,6 +86,10 @@ def _open_input(path: Path) -> sqlite3.Connection:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     except sqlite3.DatabaseError as error:
         raise UserError(f"kgb merge: {path} is not a kgb result store ({error})") from None
+    found = foreign_objects(conn)
+    if found:
+        conn.close()
+        raise UserError("kgb merge: " + refusal(path, found))
     if row is None or int(row["value"]) > SCHEMA_VERSION:
         conn.close()
         raise UserError(f"kgb merge: {path} has store schema "

@@ -110,6 +110,20 @@ def plan_key(plan: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def foreign_objects(conn: sqlite3.Connection) -> list[str]:
+    """Triggers and views in a store. kgb creates none: one there was put by something else (a
+    candidate that once reached the file rewrote verdicts with a trigger), so every number read
+    from that store is in doubt."""
+    rows = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') "
+                        "ORDER BY type, name").fetchall()
+    return [f"{row[0]} {row[1]!r}" for row in rows]
+
+
+def refusal(path: Path | str, found: list[str]) -> str:
+    return (f"{path} holds {', '.join(found[:5])}, which kgb never creates: something other "
+            f"than kgb changed this store, so its results cannot be trusted; kgb refuses it")
+
+
 @dataclass(frozen=True)
 class ResultKey:
     op: str
@@ -131,7 +145,14 @@ class ResultStore:
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as error:
             raise UserError(f"{self.path} is not a kgb result store ({error})") from None
+        self._refuse_foreign_objects()
         self._check_schema()
+
+    def _refuse_foreign_objects(self) -> None:
+        found = foreign_objects(self._conn)
+        if found:
+            self._conn.close()
+            raise UserError(refusal(self.path, found))
 
     def _check_schema(self) -> None:
         # Read and migrate under one write lock: two kgb processes opening an old store at

@@ -25,7 +25,7 @@ from kgb_core.candidates import Candidate
 from kgb_core.config import RunConfig, validate_method_options
 from kgb_core.environment import describe_environment
 from kgb_core.errors import UserError
-from kgb_core.evaluation import verdicts
+from kgb_core.evaluation import harness_verdicts, verdicts
 from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
                                          EvaluationPool, SlotUsage,
                                          check_workers_per_device, parse_devices)
@@ -317,10 +317,8 @@ class _Pipeline:
         backend, method = self.plan.backend, self.plan.method
         reason = backend.quirks.denied_operators.get(op.id)
         if reason is not None:  # known not to run there: no prompt, no candidate, no verdict
-            result = EvalResult(op=op.id, backend=backend.name, emulates=backend.emulates,
-                                verdict=verdicts.SKIPPED_DENIED, method=method.name, sample=0,
-                                message=f"{op.id} is on the deny-list of {backend.label}: "
-                                        f"{reason}")
+            result = harness_verdicts.denied(op.id, backend.name, backend.label,
+                                             backend.emulates, reason, method.name)
             self._record(op, result, None)
             self.op_results[op.id] = [result]
             self._finish(op)

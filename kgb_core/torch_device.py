@@ -89,6 +89,8 @@ class TorchDeviceBackend(Backend):
     flush_bytes: int = 256 * 1024 * 1024
     # The vendor's variable that chooses visible devices; named in probe messages.
     visible_devices_variable: str | None = None
+    # Glob patterns of the device files a sandboxed runner needs bound in (/dev/kfd...).
+    device_files: tuple[str, ...] = ()
     # No address-space limit: GPU drivers reserve far more virtual memory than they use, and
     # RLIMIT_AS breaks their initialisation (measured for CUDA; assumed for the rest).
     watch_os_threads = False
@@ -167,6 +169,9 @@ class TorchDeviceBackend(Backend):
         module = self.device_module()
         getter = getattr(module, "get_device_name", None)
         return f"{self.name}: {getter(0)}" if getter else self.name
+
+    def sandbox_device_files(self) -> tuple[str, ...]:
+        return self.device_files
 
     def worker_host_memory_limit(self) -> int | None:
         return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))

@@ -113,7 +113,26 @@ def test_a_backend_that_rules_out_every_case_fails_loudly(monkeypatch):
     assert "runs nothing" in result.message
 
 
-def test_the_worker_has_no_secrets_a_scratch_home_and_limits(monkeypatch, registry):
+RUNNER_PROBE = """
+import torch
+
+def kernel(x):
+    os = torch.os  # a re-export the static screen lets through; the runner is what holds
+    fd = os.open("/proc/self/limits", os.O_RDONLY)
+    limits = os.read(fd, 65536).decode()
+    os.close(fd)
+    rows = [line for line in limits.splitlines() if "address space" in line or "core" in line]
+    env = os.environ
+    raise RuntimeError("PROBE " + repr({
+        "secret": any("-test-secret" in v for v in env.values()) or "HF_TOKEN" in env,
+        "home": env.get("HOME"), "cwd": os.getcwd(), "interpret": env.get("TRITON_INTERPRET"),
+        "fds": sorted(os.listdir("/proc/self/fd")), "limits": rows}))
+"""
+
+
+def test_neither_judge_nor_runner_has_secrets_and_the_runner_has_its_own_scratch_and_limits(
+        monkeypatch, registry):
+    import ast
     from pathlib import Path
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
@@ -125,15 +144,26 @@ def test_the_worker_has_no_secrets_a_scratch_home_and_limits(monkeypatch, regist
         proc = Path(f"/proc/{evaluator.worker_pid}")
         environ = dict(item.split(b"=", 1) for item in
                        (proc / "environ").read_bytes().split(b"\0") if b"=" in item)
-        limits = (proc / "limits").read_text()
-        scratch = evaluator.scratch
+        first = evaluator.evaluate("aten.neg", RUNNER_PROBE)
+        second = evaluator.evaluate("aten.neg", RUNNER_PROBE)
     assert b"OPENAI_API_KEY" not in environ and b"HF_TOKEN" not in environ
     assert not any(b"-test-secret" in value for value in environ.values())
-    assert environ[b"HOME"].decode() == str(scratch) and environ[b"TRITON_INTERPRET"] == b"1"
-    address_space = next(line for line in limits.splitlines() if "address space" in line)
-    assert str(12 * (1 << 30)) in address_space
-    core = next(line for line in limits.splitlines() if "core file" in line)
-    assert core.split()[4] == "0", core  # "Max core file size  <soft> <hard> bytes"
+    reports = []
+    for result in (first, second):
+        assert result.verdict == verdicts.RUNTIME_ERROR, result.message
+        text = result.message.split("PROBE ", 1)[1].splitlines()[0]
+        reports.append(ast.literal_eval(text))
+    for report in reports:
+        assert report["secret"] is False
+        assert report["home"] == report["cwd"] and report["interpret"] == "1"
+        # stdin, stdout and stderr (its log), its one channel, and the descriptor listdir opened
+        assert len(report["fds"]) <= 5, report["fds"]
+        address_space = next(line for line in report["limits"] if "address space" in line)
+        assert str(12 * (1 << 30)) in address_space
+        core = next(line for line in report["limits"] if "core file" in line)
+        assert core.split()[4] == "0", core  # "Max core file size  <soft> <hard> bytes"
+    # Each candidate gets a fresh scratch folder.
+    assert reports[0]["home"] != reports[1]["home"]
 
 
 def test_a_worker_hoarding_host_memory_is_killed_as_oom_where_no_rlimit_can_bound_it(registry):
@@ -166,7 +196,7 @@ def kernel(x):
 def test_a_compile_error_message_keeps_its_chained_cause():
     """Triton reports an error inside a called @triton.jit helper at the call site and puts
     the reason in the chained cause; the message an agent gets back must carry it."""
-    from kgb_core.evaluation.checker import _short_traceback
+    from kgb_core.evaluation.runner import short_traceback as _short_traceback
 
     try:
         try:
@@ -185,9 +215,8 @@ def test_the_blocks_of_the_last_calls_outputs_are_poisoned_before_the_next_call(
     the H200, ghost replay of aten.zeros "matched" before this."""
     import torch
 
-    from kgb_core.evaluation.checker import CandidateChecker
-    from kgb_core.evaluation.integrity import IntegrityGuard
     from kgb_core.evaluation.launches import LaunchCounter
+    from kgb_core.evaluation.runner import Runner
 
     class RecordingBackend(type(registry.backend("cpu"))):
         poisoned: list[int] = []
@@ -196,10 +225,10 @@ def test_the_blocks_of_the_last_calls_outputs_are_poisoned_before_the_next_call(
             self.poisoned.append(nbytes)
 
     backend = RecordingBackend()
-    checker = CandidateChecker(backend, "cpu", timer=None, counter=LaunchCounter())
-    checker.guard, checker.path = IntegrityGuard(), __file__
-    checker.kernel = lambda n: (torch.empty(n, dtype=torch.float32), torch.empty(3))
-    checker._call([1000], ghost=True)  # ghost: no Triton launch is required
+    runner = Runner(backend, LaunchCounter(), io_dir=".")  # the runner's own logic, in-process
+    runner.path = __file__
+    runner.kernel = lambda n: (torch.empty(n, dtype=torch.float32), torch.empty(3))
+    runner._call([1000], ghost=True)  # ghost: no Triton launch is required
     assert 4000 not in backend.poisoned
-    checker._call([1000], ghost=True)
+    runner._call([1000], ghost=True)
     assert {4000, 12} <= set(backend.poisoned)

@@ -103,7 +103,7 @@ def test_chunk_seeds_differ_in_the_low_32_bits_torch_seeds_from() -> None:
 
 
 CHECK_WITH_CHUNKED_INPUTS = """
-import os, sys, tempfile
+import os, sys
 from kgb_core import draws
 draws.CHUNK_ELEMENTS = 64  # every input of the small cases takes the chunked path
 from kgb_core.plugins import load_registry
@@ -111,18 +111,11 @@ registry = load_registry()
 backend = registry.backend("cpu")
 for key, value in backend.worker_environment().items():
     os.environ.setdefault(key, value)
-device = backend.setup()
-from kgb_core.evaluation.checker import CandidateChecker, CheckSettings
-from kgb_core.evaluation.launches import LaunchCounter
-from kgb_core.timing import TimingSettings
-counter = LaunchCounter()
-counter.install()
-timer = backend.make_timer(TimingSettings.from_mapping({}, backend.default_timing))
+from kgb_core.evaluation.judge import Judge
+judge = Judge(backend, registry)
 spec = registry.operator(sys.argv[1])
-path = os.path.join(tempfile.mkdtemp(), "candidate.py")
-open(path, "w").write(spec.reference_kernel())
-result = CandidateChecker(backend, device, timer, counter).evaluate(
-    spec, path, CheckSettings(seeds=[0], timing=True))
+result = judge.evaluate_spec(spec, spec.reference_kernel(), seeds=[0], timing=True)
+judge.close()
 print(result.verdict, result.message)
 """
 

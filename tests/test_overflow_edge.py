@@ -45,12 +45,11 @@ registry = load_registry()
 backend = registry.backend("cpu")
 for key, value in backend.worker_environment().items():
     os.environ.setdefault(key, value)
-device = backend.setup()
 import torch
-from kgb_core.evaluation.checker import CandidateChecker, CheckSettings
-from kgb_core.evaluation.launches import LaunchCounter
+from kgb_core.evaluation.judge import Judge
 from kgb_core.operators import InputContext, ShapeCase
-from kgb_core.timing import TimingSettings
+judge = Judge(backend, registry)
+device = judge.device
 
 rows = json.loads(sys.argv[1])
 edits = json.loads(sys.argv[2])
@@ -68,17 +67,13 @@ def edge_inputs(ctx):
 case = ShapeCase("fp16_edge_rows", {"shape": (6, 1100), "dim": 1, "near_one": True})
 spec = dataclasses.replace(cumprod, name="cumprod_fp16_edge", cases=(case,),
                            dtypes=("float16",), make_inputs=edge_inputs)
-counter = LaunchCounter()
-counter.install()
-timer = backend.make_timer(TimingSettings.from_mapping({}, backend.default_timing))
 report = {}
 for variant, (old, new) in edits.items():
     source = cumprod.reference_kernel()
     assert old in source, f"the {variant} edit no longer applies"
     path = os.path.join(tempfile.mkdtemp(), "candidate.py")
     open(path, "w").write(source.replace(old, new))
-    result = CandidateChecker(backend, device, timer, counter).evaluate(
-        spec, path, CheckSettings(seeds=[0, 1], timing=True))
+    result = judge.evaluate_spec(spec, source.replace(old, new), seeds=[0, 1], timing=True)
     loaded = importlib.util.spec_from_file_location(f"edge_{variant}", path)
     module = importlib.util.module_from_spec(loaded)
     loaded.loader.exec_module(module)
@@ -91,6 +86,7 @@ for variant, (old, new) in edits.items():
         "kernel": out[:len(rows), columns].float().tolist(),
         "reference": exact[:len(rows), columns].to(torch.float16).float().tolist(),
         "truth": exact[:len(rows), columns].tolist()}
+judge.close()
 print(json.dumps(report))
 """
 

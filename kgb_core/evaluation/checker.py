@@ -1,55 +1,57 @@
-"""Inside the worker: import a candidate, check it on every case, probe it for cheats, time it.
+"""The judge's checks of one candidate: an ordered list of stages, each with the verdicts it may give.
 
-Order of one evaluation, each step able to end it with its verdict:
-1. the integrity guard records torch/triton/time/builtins/harness attributes, then the
-   candidate is imported under a fresh module name;
-2. every shown case x dtype x seed, then the held-out cases, each a *trial*: fresh inputs, free
-   memory poisoned with NaN, the call under the torch-op recorder with launches counted and
-   threads watched, then the integrity guard, output aliasing, input mutation, and only then the
-   reference, on its own copy of the inputs (so no expected output exists in memory during the
-   call) and the comparison;
-3. a rewritten-inputs trial: the same tensors called twice, with new values written into them
-   in between, so a result cached by identity, pointer or shape shows (stale_output when the
-   first call's answer comes back; any other miss is a wrong_output);
-4. ghost replay: one more call with every Triton launch a no-op, which must not come out right;
-5. timing of candidate and baseline on the same inputs, on the harness's stream, then the
-   guard again (a patched clock) and one more rewritten-inputs call (caching while timed).
+The judge never runs candidate code. It draws every input from the seed, keeps its own pristine
+and reference copies, hands the runner (``kgb_core.evaluation.runner``, another process, in the
+sandbox) only the tensors of one call at a time, runs the reference itself, compares the bytes
+the runner handed back, and decides. The stages, in order, each able to end the evaluation:
+
+1. ``import``: the runner imports the candidate and finds ``kernel``;
+2. ``trials``: every shown case x dtype x seed: fresh inputs, the call, then aliasing, input
+   mutation and the comparison with the reference (computed only after the call returned);
+3. ``held-out``: the same on cases never shown in prompts; a failure there reads
+   ``heldout_failed`` with its details withheld;
+4. ``rewritten inputs``: the same tensors called twice with new values written in between, so a
+   result cached by identity, pointer or shape shows (``stale_output`` when the first call's
+   answer comes back; any other miss is a ``wrong_output``);
+5. ``ghost replay``: one more call with every Triton launch a no-op, which must not come out right;
+6. ``timing``: the candidate timed by the runner on kept inputs, the baseline by the judge on its
+   own copy, then one more rewritten-inputs call (caching while timed).
+
+Verdicts about the channel and the process (timeout, crash, out of memory, a forged message)
+are made in one place, ``kgb_core.evaluation.harness_verdicts``.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import os
-import sys
-import threading
 import time
-import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
 import torch
 
-from kgb_core.backends import Backend
-from kgb_core.candidates import ENTRY_POINT
-from kgb_core.evaluation import verdicts
+from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.compare import Comparison, compare_outputs
-from kgb_core.evaluation.integrity import IntegrityGuard
-from kgb_core.evaluation.launches import LaunchCounter
-from kgb_core.evaluation.recorder import TorchOpRecorder
 from kgb_core.evaluation.results import EvalResult
+from kgb_core.evaluation.runner import RUNNER_VERDICTS, CandidateFailure, tensors_in
+from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
 from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase, Tolerance
 from kgb_core.stats import geometric_mean
-from kgb_core.timing import Timer
+from kgb_core.timing import Timer, Timing
 
 # Seeds no shown trial uses, for the probes: their expected outputs never existed before.
 REWRITE_SEEDS = (7_000_003, 7_000_019)
 GHOST_SEED = 7_000_037
 AFTER_TIMING_SEED = 7_000_057
+# What the judge reads back of one call (a runner's file is capped at 1 GiB by its rlimit).
+MAX_EXCHANGE_BYTES = 1 << 31
 
 # A heldout trial failing in one of these ways means the kernel was fitted to what it saw.
 _FITTING_FAILURES = frozenset({verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE,
                                verdicts.RUNTIME_ERROR, verdicts.COMPILE_ERROR})
+# What one call's comparison can say.
+_JUDGED = frozenset({verdicts.PASS, verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE,
+                     verdicts.INPUT_MUTATED, verdicts.OUTPUT_ALIASES_INPUT})
 
 
 @dataclass
@@ -58,11 +60,42 @@ class CheckSettings:
     timing: bool
 
 
-class CandidateFailure(Exception):
-    def __init__(self, verdict: str, message: str) -> None:
-        super().__init__(message)
-        self.verdict = verdict
-        self.message = message
+@dataclass
+class TrialRecord:
+    """One call's record in a result: which case, and what the judge found."""
+
+    case: str
+    tier: str
+    dtype: str
+    heldout: bool
+    seed: int | None = None
+    params: dict[str, Any] | None = None
+    status: str = verdicts.PASS
+    message: str = ""
+    launches: int | None = None
+    tolerance: dict[str, float] | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class CallOutcome:
+    """What came back from one call in the runner, rebuilt on the judge's device."""
+
+    actual: Any
+    inputs_after: list[Any]
+    launches: int
+    aliases_input: bool
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    gives: frozenset[str]
+    run: Callable[["Evaluation"], None]
 
 
 def clone_tree(value: Any) -> Any:
@@ -77,14 +110,6 @@ def clone_tree(value: Any) -> Any:
     return value
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
-
-
 def _unchanged(now: Any, before: Any) -> bool:
     if isinstance(before, torch.Tensor):
         if (not isinstance(now, torch.Tensor) or now.shape != before.shape
@@ -94,7 +119,8 @@ def _unchanged(now: Any, before: Any) -> bool:
             return bool(((now == before) | (now.isnan() & before.isnan())).all())
         return bool(torch.equal(now, before))
     if isinstance(before, (list, tuple)):
-        return all(_unchanged(n, b) for n, b in zip(now, before))
+        return (isinstance(now, (list, tuple)) and len(now) == len(before)
+                and all(_unchanged(n, b) for n, b in zip(now, before)))
     return True
 
 
@@ -106,240 +132,218 @@ def case_label(spec: OperatorSpec, case: ShapeCase) -> str:
     return f"heldout-{heldout.index(case) + 1}"
 
 
-def _os_threads() -> set[str]:
-    """The process's threads as the kernel sees them (Linux), Python-made or not."""
-    try:
-        return set(os.listdir("/proc/self/task"))
-    except OSError:
-        return set()
-
-
 def _fingerprint(value: Any) -> tuple:
     """Cheap identity of an output's values, to tell a stale output from a merely wrong one."""
     return tuple((tuple(t.shape), str(t.dtype), float(t.double().sum()),
-                  float(t.double().abs().sum())) for t in _tensors(value))
+                  float(t.double().abs().sum())) for t in tensors_in(value))
 
 
-def _short_traceback(error: BaseException, candidate_path: str) -> str:
-    """The exception, with only the frames in the candidate's own file (what its author needs)."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == candidate_path]
-    lines = [f"{type(error).__name__}: {error}"]
-    for frame in frames[-5:]:
-        lines.append(f'  line {frame.lineno}, in {frame.name}: {frame.line}')
-    # Triton reports an error inside a called @triton.jit function as a CompilationError at
-    # the call site, with the real reason (and the inner line) only in the chained cause.
-    lines.extend(f"caused by {type(cause).__name__}: {cause}" for cause in _causes(error))
-    text = "\n".join(lines)
-    return text if len(text) <= 4000 else text[:1500] + "\n...\n" + text[-2500:]
+def _storages(value: Any) -> set[int]:
+    return {t.untyped_storage().data_ptr() for t in tensors_in(value) if t.numel()}
 
 
-def _causes(error: BaseException, limit: int = 4) -> list[BaseException]:
-    """The exceptions ``error`` was raised from, innermost last (a cycle-safe walk)."""
-    chain: list[BaseException] = []
-    cause = error.__cause__ or error.__context__
-    while cause is not None and len(chain) < limit and cause not in chain and cause is not error:
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    return chain
+class Evaluation:
+    """One candidate's checks: the judge's state, the runner's channel, the stages."""
 
-
-def _classify(error: BaseException) -> str:
-    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
-        return verdicts.OOM
-    names = {cls.__name__ for cls in type(error).__mro__}
-    # Triton's interpreter wraps whatever a @triton.jit body raises in InterpreterError; those
-    # are the errors (unknown tl functions, type or shape mismatches) the compiler reports on a
-    # GPU, so both count as compile errors.
-    if names & {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
-        return verdicts.COMPILE_ERROR
-    text = str(error).lower()
-    if "out of memory" in text or "can't allocate memory" in text:
-        return verdicts.OOM
-    return verdicts.RUNTIME_ERROR
-
-
-_module_numbers = itertools.count(1)  # an iterator, not an int: see integrity.py on state
-
-
-def load_kernel(path: str) -> Callable[..., Any]:
-    """Import the candidate file under a fresh module name and return its ``kernel``."""
-    module_name = f"kgb_candidate_{next(_module_numbers)}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise CandidateFailure(verdicts.COMPILE_ERROR, f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:
-        raise CandidateFailure(verdicts.COMPILE_ERROR,
-                               "import failed: " + _short_traceback(error, path)) from None
-    kernel = getattr(module, ENTRY_POINT, None)
-    if not callable(kernel):
-        raise CandidateFailure(verdicts.SCREEN_REJECTED,
-                               f"`{ENTRY_POINT}` is missing or not callable after import")
-    return kernel
-
-
-class CandidateChecker:
-    def __init__(self, backend: Backend, device: str, timer: Timer, counter: LaunchCounter,
-                 harness_stream: Any = None) -> None:
+    def __init__(self, spec: OperatorSpec, backend: Any, device: str, timer: Timer | None,
+                 channel: RunnerChannel, settings: CheckSettings,
+                 timing_settings: dict[str, Any] | None = None, deadline: float = float("inf")) -> None:
+        self.spec = spec
         self.backend = backend
         self.device = device
         self.timer = timer
-        self.counter = counter
-        self.harness_stream = harness_stream
-        # Byte sizes of the tensors the last call returned: the caching allocator hands those
-        # freed blocks to the next call's outputs of the same size, so they are poisoned too
-        # (an output that depends on no input, zeros or arange, would otherwise find the last
-        # call's right answer in its new block: on the H200, ghost replay "matched").
-        self._last_output_bytes: list[int] = []
+        self.channel = channel
+        self.settings = settings
+        self.timing_settings = timing_settings or {}
+        self.deadline = deadline
+        self.result = EvalResult(op=spec.id, backend=backend.name, verdict=verdicts.PASS,
+                                 emulates=backend.emulates)
+        self.runnable: list[tuple[ShapeCase, str]] = []
+        self.seen_outputs: set[tuple] = set()
+        self.probe: tuple[ShapeCase, str] | None = None
 
-    def evaluate(self, spec: OperatorSpec, candidate_path: str, settings: CheckSettings) -> EvalResult:
+    # -- the stages --------------------------------------------------------------------------
+    def stages(self) -> list[Stage]:
+        runner = RUNNER_VERDICTS
+        trial = _JUDGED | {verdicts.STALE_OUTPUT, verdicts.SKIPPED_UNSUPPORTED} | runner
+        stages = [
+            Stage("import", frozenset({verdicts.COMPILE_ERROR, verdicts.SCREEN_REJECTED,
+                                       verdicts.TAMPERING, verdicts.RUNTIME_ERROR,
+                                       verdicts.OOM}), Evaluation._import),
+            Stage("trials", trial, Evaluation._shown_trials),
+            Stage("held-out", frozenset({verdicts.HELDOUT_FAILED}) | trial,
+                  Evaluation._heldout_trials),
+            Stage("rewritten inputs", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
+                  Evaluation._rewritten_inputs),
+            Stage("ghost replay", frozenset({verdicts.GHOST_REPLAY_MATCHED, verdicts.TAMPERING,
+                                             verdicts.DEFERRED_WORK}), Evaluation._ghost_replay),
+        ]
+        if self.settings.timing:
+            stages.append(Stage("timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
+                                Evaluation._time))
+        return stages
+
+    def run(self, candidate_file: str) -> EvalResult:
         started = time.perf_counter()
-        result = EvalResult(op=spec.id, backend=self.backend.name, verdict=verdicts.PASS,
-                            emulates=self.backend.emulates)
-        self.path = candidate_path
-        self.guard = IntegrityGuard()
+        self.candidate_file = candidate_file
+        for stage in self.stages():
+            try:
+                stage.run(self)
+            except CandidateFailure as failure:
+                if failure.verdict not in stage.gives:
+                    failure = CandidateFailure(
+                        verdicts.HARNESS_ERROR, f"the {stage.name} stage gave {failure.verdict}, "
+                        f"which it does not declare: {failure.message}")
+                self.result.verdict, self.result.message = failure.verdict, failure.message
+                break
+        self.result.duration_s = time.perf_counter() - started
+        return self.result
+
+    def _import(self) -> None:
+        self._request({"op": "load", "file": self.candidate_file})
+
+    def _shown_trials(self) -> None:
+        self.runnable = self._runnable()
+        for case, dtype in self.runnable:
+            if not case.heldout:
+                self._trials_of(case, dtype)
+        self.probe = self._probe_case()
+
+    def _heldout_trials(self) -> None:
+        for case, dtype in self.runnable:
+            if case.heldout:
+                self._trials_of(case, dtype)
+
+    def _rewritten_inputs(self) -> None:
+        case, dtype = self.probe
+        self._call_with_new_values(case, dtype, REWRITE_SEEDS[1], "on a repeated call",
+                                   slot="probe", inputs=self._draw(case, dtype, REWRITE_SEEDS[0]))
+
+    def _ghost_replay(self) -> None:
+        case, dtype = self.probe
+        inputs = self._draw(case, dtype, GHOST_SEED)
+        reference_inputs = clone_tree(inputs)
         try:
-            self.kernel = load_kernel(candidate_path)
-            self._check_integrity("while being imported")
-            first = self._check_correctness(spec, settings, result)
-            self._check_rewritten_inputs(spec, first, REWRITE_SEEDS, "on a repeated call")
-            self._ghost_replay(spec, first)
-            if settings.timing:
-                self._time(spec, result)
+            outcome = self._call(inputs, ghost=True)
         except CandidateFailure as failure:
-            result.verdict, result.message = failure.verdict, failure.message
-        finally:
-            self.counter.ghost = False
-        result.duration_s = time.perf_counter() - started
-        return result
+            if failure.verdict in (verdicts.TAMPERING, verdicts.DEFERRED_WORK):
+                raise
+            return  # crashing without its kernels is what a real kernel does
+        comparison, _ = self._compare_with_reference(case, dtype, outcome, reference_inputs)
+        if comparison.ok:
+            raise CandidateFailure(verdicts.GHOST_REPLAY_MATCHED,
+                                   "with every Triton launch made a no-op, kernel(...) still "
+                                   "returned the right output: the result does not come from "
+                                   "its Triton kernels")
 
-    # -- one guarded call ------------------------------------------------------------------
-    def _check_integrity(self, when: str) -> None:
-        changed = self.guard.changes()
-        if changed:
-            raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
-                                   f"{', '.join(changed[:5])}")
+    def _time(self) -> None:
+        spec, quirks = self.spec, self.backend.quirks
+        timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
+                 for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+        baseline = spec.timing_baseline
+        for index, (case, dtype) in enumerate(timed):
+            inputs = self._draw(case, dtype, 0)
+            reference_inputs = clone_tree(inputs)
+            slot = f"timed-{index}"
+            reply = self._request({"op": "time", "keep": slot,
+                                   "settings": self.timing_settings}, inputs=inputs)
+            candidate = Timing(**reply["timing"])
+            reference = self.timer.measure(lambda: baseline(*reference_inputs))
+            self.result.timings.append({
+                "case": case.name, "tier": case.tier, "dtype": dtype,
+                "candidate": candidate.to_dict(), "reference": reference.to_dict(),
+                "speedup": reference.median_ms / candidate.median_ms
+                if candidate.median_ms > 0 else None,
+            })
+            # The timed inputs get new values: an output cached while timed shows here.
+            self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
+        self.result.timing_label = self.timer.label
+        if self.result.timings:
+            timings = self.result.timings
+            self.result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in timings)
+            self.result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in timings)
+            self.result.speedup = geometric_mean(t["speedup"] for t in timings)
 
-    def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
-        """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
-        self.backend.synchronize()
-        self.backend.poison_free_memory(2 * sum(t.numel() * t.element_size()
-                                                for t in _tensors(inputs)))
-        for nbytes in self._last_output_bytes:
-            self.backend.poison_free_memory(nbytes)
-        threads_before = set(threading.enumerate())
-        tasks_before = _os_threads() if self.backend.watch_os_threads else set()
-        self.counter.reset()
-        self.counter.ghost = ghost
-        recorder = TorchOpRecorder()
+    # -- calls through the runner --------------------------------------------------------------
+    def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
+        """One request; a failure the runner reports ends the evaluation with its verdict."""
+        path = None
+        if inputs is not None:
+            packed = exchange.pack(list(inputs))
+            name = f"in-{time.monotonic_ns()}.bin"
+            path = os.path.join(self.channel.folder, name)
+            packed.write(path)
+            payload = {**payload, "inputs": packed.tree, "file": name}
         try:
-            with recorder:
-                actual = self.kernel(*inputs)
-            self.backend.synchronize()
-        except Exception as error:
-            if self.counter.limit_violations:
-                raise CandidateFailure(verdicts.LIMIT_EXCEEDED,
-                                       self.counter.limit_violations[0]) from None
-            raise CandidateFailure(_classify(error), _short_traceback(error, self.path)) from None
+            reply = self.channel.request(payload, self.deadline)
         finally:
-            self.counter.ghost = False
-        self._last_output_bytes = [t.untyped_storage().nbytes() for t in _tensors([actual])][:8]
-        if self.counter.limit_violations:  # the candidate caught the error and went on
-            raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
-        self._check_integrity("during kernel(...)")
-        leftover = [t.name for t in threading.enumerate()
-                    if t not in threads_before and t.is_alive()]
-        if self.backend.watch_os_threads:
-            leftover += [f"OS thread {task}" for task in _os_threads() - tasks_before]
-        if leftover:
-            raise CandidateFailure(verdicts.DEFERRED_WORK,
-                                   f"kernel(...) returned with {len(leftover)} thread(s) of its "
-                                   f"own still running ({leftover[0]})")
-        foreign = {s for s in self.counter.streams if s != self.harness_stream}
-        if foreign:
-            raise CandidateFailure(verdicts.DEFERRED_WORK,
-                                   "a Triton kernel was launched on a stream other than the "
-                                   "harness's, where the timer cannot see it")
-        if self.counter.count == 0 and not ghost:
-            raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
-                                   "kernel(...) returned without launching a @triton.jit kernel")
-        if recorder.forbidden and not ghost:
-            raise CandidateFailure(verdicts.REFERENCE_USED,
-                                   f"torch computed during kernel(...): "
-                                   f"{', '.join(sorted(set(recorder.forbidden))[:5])}; only "
-                                   f"allocation, views and copies may be done with torch")
-        return actual
+            if path is not None:
+                _unlink(path)
+        failure = reply.get("failure")
+        if failure is not None:
+            verdict = failure.get("verdict") if isinstance(failure, dict) else None
+            if verdict not in RUNNER_VERDICTS:
+                raise ChannelViolation(f"the runner reported the verdict {verdict!r}, which "
+                                       f"only the judge gives")
+            raise CandidateFailure(verdict, str(failure.get("message", ""))[:8000])
+        return reply
 
-    def _judge(self, spec: OperatorSpec, case: ShapeCase, dtype: str, inputs: list[Any],
-               pristine: list[Any], reference_inputs: list[Any], actual: Any) -> dict[str, Any]:
-        """Aliasing, input mutation and the comparison with the reference, as a trial record."""
-        protected = {t.untyped_storage().data_ptr() for i, value in enumerate(inputs)
-                     if i not in spec.mutated_args for t in _tensors(value) if t.numel()}
-        for tensor in _tensors(actual):
-            if tensor.numel() and tensor.untyped_storage().data_ptr() in protected:
-                return {"status": verdicts.OUTPUT_ALIASES_INPUT,
-                        "message": "the output shares memory with an input; "
-                                   f"{spec.id} returns a new tensor"}
-        for index, (now, before) in enumerate(zip(inputs, pristine)):
-            if index not in spec.mutated_args and not _unchanged(now, before):
-                return {"status": verdicts.INPUT_MUTATED,
-                        "message": f"argument {index} was modified, and {spec.id} does not "
-                                   f"write it"}
-        comparison, tolerance = self._compare_with_reference(spec, case, dtype, actual, inputs,
-                                                             reference_inputs)
-        return {"status": comparison.verdict, "message": comparison.message,
-                "tolerance": {"rtol": tolerance.rtol, "atol": tolerance.atol},
-                "max_abs_error": comparison.max_abs_error,
-                "max_rel_error": comparison.max_rel_error}
-
-    def _compare_with_reference(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
-                                actual: Any, inputs: list[Any],
-                                reference_inputs: list[Any]) -> tuple[Comparison, Tolerance]:
-        """The reference, run now on its own copy of the inputs, against the return value and
-        every argument the operator writes in place."""
-        expected = spec.reference(*reference_inputs)
-        self.backend.synchronize()
-        tolerance = spec.tolerance(dtype, case.params)
-        if spec.compared is not None:
-            return compare_outputs(spec.compared(actual, inputs),
-                                   spec.compared(expected, reference_inputs), tolerance), tolerance
-        comparison = compare_outputs(actual, expected, tolerance)
-        for index in spec.mutated_args:
-            comparison.absorb(compare_outputs(inputs[index], reference_inputs[index], tolerance,
-                                              where=f"argument {index} (written in place)"))
-        return comparison, tolerance
-
-    def _trial(self, spec: OperatorSpec, case: ShapeCase, dtype: str, seed: int) -> tuple[dict[str, Any], Any]:
-        inputs = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
-        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
-        record: dict[str, Any] = {"case": case_label(spec, case), "tier": case.tier,
-                                  "dtype": dtype, "seed": seed, "heldout": case.heldout}
-        if not case.heldout:
-            record["params"] = dict(case.params)
+    def _call(self, inputs: list[Any] | None, *, ghost: bool = False, keep: str | None = None,
+              reuse: str | None = None) -> CallOutcome:
+        payload = {"op": "call", "ghost": ghost, "keep": keep, "reuse": reuse,
+                   "written": list(self.spec.mutated_args)}
+        reply = self._request(payload, inputs=inputs)
         try:
-            actual = self._call(inputs)
-        except CandidateFailure as failure:
-            record.update(status=failure.verdict, message=failure.message)
-            return record, None
-        record["launches"] = self.counter.count
-        record.update(self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual))
-        return record, actual
+            path = os.path.join(self.channel.folder, str(reply["file"]))
+            if os.path.dirname(os.path.normpath(path)) != os.path.normpath(self.channel.folder):
+                raise exchange.ExchangeError("an output file outside the runner's folder")
+            try:
+                blob = exchange.read_file(path, MAX_EXCHANGE_BYTES)
+            finally:
+                _unlink(path)
+            actual, inputs_after = exchange.unpack(reply["tree"], blob, self.device)
+            launches = int(reply.get("launches") or 0)
+        except (KeyError, TypeError, ValueError, OSError) as error:
+            raise ChannelViolation(f"the runner's reply to a call does not describe its "
+                                   f"output: {error}") from None
+        if not isinstance(inputs_after, list):
+            raise ChannelViolation("the runner's reply to a call does not describe its inputs")
+        return CallOutcome(actual, inputs_after, launches, bool(reply.get("aliases_input")))
 
-    # -- correctness ---------------------------------------------------------------------
-    def _runnable(self, spec: OperatorSpec, result: EvalResult) -> list[tuple[ShapeCase, str]]:
-        quirks = self.backend.quirks
+    def _call_with_new_values(self, case: ShapeCase, dtype: str, seed: int, when: str, *,
+                              slot: str, inputs: list[Any] | None = None) -> None:
+        """A call on the kept tensors (handed over now when ``inputs`` are given), new values
+        written into those same tensors, one more call: the first call's answer coming back is
+        a stale output, any other wrong answer a wrong output."""
+        before = self._call(inputs, keep=slot if inputs is not None else None,
+                            reuse=None if inputs is not None else slot).actual
+        fresh = self._draw(case, dtype, seed)
+        pristine, reference_inputs = clone_tree(fresh), clone_tree(fresh)
+        outcome = self._call(fresh, reuse=slot)
+        status, message, _ = self._judge(case, dtype, outcome, pristine, reference_inputs)
+        if status != verdicts.PASS:
+            if status == verdicts.WRONG_OUTPUT and (self.spec.mutated_args
+                                                    or _unchanged(outcome.actual, before)):
+                # In place, every call moves the state on: no single "before" to compare, so
+                # a wrong answer there counts as stale, as it always did.
+                status = verdicts.STALE_OUTPUT
+            raise CandidateFailure(status, f"{when}, with new values written into the same "
+                                   f"input tensors: {message}")
+
+    # -- the judge's own work ------------------------------------------------------------------
+    def _draw(self, case: ShapeCase, dtype: str, seed: int) -> list[Any]:
+        return list(self.spec.make_inputs(InputContext(case, dtype, seed, self.device)))
+
+    def _runnable(self) -> list[tuple[ShapeCase, str]]:
+        spec, quirks = self.spec, self.backend.quirks
         runnable = []
-        cases = spec.cases_in(quirks.case_tiers)
-        for case in sorted(cases, key=lambda c: c.heldout):  # shown cases first
+        for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout):
             for dtype in spec.dtypes:
                 if dtype in quirks.skipped_dtypes:
-                    result.cases.append({"case": case_label(spec, case), "tier": case.tier,
-                                         "dtype": dtype, "status": "skipped",
-                                         "heldout": case.heldout,
-                                         "message": quirks.skipped_dtypes[dtype]})
+                    self.result.cases.append(TrialRecord(
+                        case=case_label(spec, case), tier=case.tier, dtype=dtype,
+                        heldout=case.heldout, status="skipped",
+                        message=quirks.skipped_dtypes[dtype]).to_dict())
                 else:
                     runnable.append((case, dtype))
         if not runnable:
@@ -350,122 +354,109 @@ class CandidateChecker:
                 f"a check that runs nothing is not a pass")
         return runnable
 
-    def _check_correctness(self, spec: OperatorSpec, settings: CheckSettings,
-                           result: EvalResult) -> tuple[ShapeCase, str]:
-        """Every runnable trial; returns the (case, dtype) the probes run on."""
-        runnable = self._runnable(spec, result)
-        seen_outputs: set[tuple] = set()
-        for case, dtype in runnable:
-            for seed in settings.seeds:
-                record, actual = self._trial(spec, case, dtype, seed)
-                if (record["status"] == verdicts.WRONG_OUTPUT and actual is not None
-                        and _fingerprint(actual) in seen_outputs):
-                    record.update(status=verdicts.STALE_OUTPUT,
-                                  message="kernel(...) returned an earlier call's output for "
-                                          "new inputs: " + record["message"])
-                if case.heldout and record["status"] in _FITTING_FAILURES:
-                    record.update(status=verdicts.HELDOUT_FAILED,
-                                  message=f"every shown case passed, but a held-out case failed "
-                                          f"({record['status']}); its details are withheld so "
-                                          f"that they cannot be fitted")
-                    record.pop("max_abs_error", None)
-                result.cases.append(record)
-                if record["status"] != verdicts.PASS:
-                    result.failing_case = record
-                    raise CandidateFailure(record["status"], record["message"])
-                if actual is not None:
-                    seen_outputs.add(_fingerprint(actual))
-        return self._probe_case(spec, runnable)
+    def _trials_of(self, case: ShapeCase, dtype: str) -> None:
+        for seed in self.settings.seeds:
+            record, actual = self._trial(case, dtype, seed)
+            if (record.status == verdicts.WRONG_OUTPUT and actual is not None
+                    and _fingerprint(actual) in self.seen_outputs):
+                record.status = verdicts.STALE_OUTPUT
+                record.message = ("kernel(...) returned an earlier call's output for new "
+                                  "inputs: " + record.message)
+            if case.heldout and record.status in _FITTING_FAILURES:
+                record.message = (f"every shown case passed, but a held-out case failed "
+                                  f"({record.status}); its details are withheld so that they "
+                                  f"cannot be fitted")
+                record.status = verdicts.HELDOUT_FAILED
+                record.max_abs_error = record.max_rel_error = None
+            self.result.cases.append(record.to_dict())
+            if record.status != verdicts.PASS:
+                self.result.failing_case = record.to_dict()
+                raise CandidateFailure(record.status, record.message)
+            if actual is not None:
+                self.seen_outputs.add(_fingerprint(actual))
 
-    def _probe_case(self, spec: OperatorSpec, runnable: list[tuple[ShapeCase, str]]) -> tuple[ShapeCase, str]:
+    def _trial(self, case: ShapeCase, dtype: str, seed: int) -> tuple[TrialRecord, Any]:
+        inputs = self._draw(case, dtype, seed)
+        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
+        record = TrialRecord(case=case_label(self.spec, case), tier=case.tier, dtype=dtype,
+                             seed=seed, heldout=case.heldout,
+                             params=None if case.heldout else dict(case.params))
+        try:
+            outcome = self._call(inputs)
+        except CandidateFailure as failure:
+            if failure.verdict not in RUNNER_VERDICTS:
+                raise
+            record.status, record.message = failure.verdict, failure.message
+            return record, None
+        record.launches = outcome.launches
+        record.status, record.message, comparison = self._judge(case, dtype, outcome, pristine,
+                                                                reference_inputs)
+        if comparison is not None:
+            comparison_tolerance = comparison[1]
+            record.tolerance = {"rtol": comparison_tolerance.rtol,
+                                "atol": comparison_tolerance.atol}
+            record.max_abs_error = comparison[0].max_abs_error
+            record.max_rel_error = comparison[0].max_rel_error
+        return record, outcome.actual
+
+    def _judge(self, case: ShapeCase, dtype: str, outcome: CallOutcome, pristine: list[Any],
+               reference_inputs: list[Any]) -> tuple[str, str, tuple[Comparison, Tolerance] | None]:
+        """Aliasing, input mutation and the comparison with the reference."""
+        spec = self.spec
+        protected = _storages([value for i, value in enumerate(outcome.inputs_after)
+                               if i not in spec.mutated_args])
+        if outcome.aliases_input or _storages(outcome.actual) & protected:
+            return (verdicts.OUTPUT_ALIASES_INPUT, "the output shares memory with an input; "
+                    f"{spec.id} returns a new tensor", None)
+        if len(outcome.inputs_after) != len(pristine):
+            return (verdicts.INPUT_MUTATED, "the arguments came back changed in number", None)
+        for index, (now, before) in enumerate(zip(outcome.inputs_after, pristine)):
+            if index not in spec.mutated_args and not _unchanged(now, before):
+                return (verdicts.INPUT_MUTATED, f"argument {index} was modified, and {spec.id} "
+                        f"does not write it", None)
+        comparison, tolerance = self._compare_with_reference(case, dtype, outcome,
+                                                             reference_inputs)
+        return comparison.verdict, comparison.message, (comparison, tolerance)
+
+    def _compare_with_reference(self, case: ShapeCase, dtype: str, outcome: CallOutcome,
+                                reference_inputs: list[Any]) -> tuple[Comparison, Tolerance]:
+        """The reference, run now on its own copy of the inputs, against the return value and
+        every argument the operator writes in place."""
+        spec = self.spec
+        expected = spec.reference(*reference_inputs)
+        self.backend.synchronize()
+        tolerance = spec.tolerance(dtype, case.params)
+        actual, inputs = outcome.actual, outcome.inputs_after
+        if spec.compared is not None:
+            return compare_outputs(spec.compared(actual, inputs),
+                                   spec.compared(expected, reference_inputs), tolerance), tolerance
+        comparison = compare_outputs(actual, expected, tolerance)
+        for index in spec.mutated_args:
+            if index < len(inputs):
+                comparison.absorb(compare_outputs(inputs[index], reference_inputs[index],
+                                                  tolerance,
+                                                  where=f"argument {index} (written in place)"))
+        return comparison, tolerance
+
+    def _probe_case(self) -> tuple[ShapeCase, str]:
         """The shown small case with the most input elements: a tiny case (a 0-d tensor, say)
         can leave a cached or kernel-less output right by chance, a larger one cannot."""
-        shown = [(c, d) for c, d in runnable if not c.heldout] or runnable
+        shown = [(c, d) for c, d in self.runnable if not c.heldout] or self.runnable
         small = [(c, d) for c, d in shown if c.tier == SMALL] or shown
 
         def size(entry: tuple[ShapeCase, str]) -> int:
-            inputs = spec.make_inputs(InputContext(entry[0], entry[1], 0, "cpu"))
-            return sum(t.numel() for t in _tensors(list(inputs)))
+            inputs = self.spec.make_inputs(InputContext(entry[0], entry[1], 0, "cpu"))
+            return sum(t.numel() for t in tensors_in(list(inputs)))
 
         return max(small, key=size)
 
-    def _check_rewritten_inputs(self, spec: OperatorSpec, first: tuple[ShapeCase, str],
-                                seeds: tuple[int, int], when: str) -> None:
-        """Call on inputs, write new values into the same tensors, call again: must follow."""
-        case, dtype = first
-        inputs = list(spec.make_inputs(InputContext(case, dtype, seeds[0], self.device)))
-        self._call_with_new_values(spec, case, dtype, inputs, seeds[1], when)
 
-    def _call_with_new_values(self, spec: OperatorSpec, case: ShapeCase, dtype: str,
-                              inputs: list[Any], seed: int, when: str) -> None:
-        """A call, new values written into the same input tensors, one more call: the first
-        call's answer coming back is a stale output, any other wrong answer a wrong output."""
-        before = clone_tree(self._call(list(inputs)))
-        fresh = list(spec.make_inputs(InputContext(case, dtype, seed, self.device)))
-        for target, values in zip(_tensors(inputs), _tensors(fresh)):
-            target.copy_(values)
-        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
-        actual = self._call(inputs)
-        record = self._judge(spec, case, dtype, inputs, pristine, reference_inputs, actual)
-        if record["status"] != verdicts.PASS:
-            verdict = record["status"]
-            if verdict == verdicts.WRONG_OUTPUT and (spec.mutated_args
-                                                     or _unchanged(actual, before)):
-                # In place, every call moves the state on: no single "before" to compare, so
-                # a wrong answer there counts as stale, as it always did.
-                verdict = verdicts.STALE_OUTPUT
-            raise CandidateFailure(verdict, f"{when}, with new values written into the same "
-                                   f"input tensors: {record['message']}")
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
-    def _ghost_replay(self, spec: OperatorSpec, first: tuple[ShapeCase, str]) -> None:
-        case, dtype = first
-        inputs = list(spec.make_inputs(InputContext(case, dtype, GHOST_SEED, self.device)))
-        reference_inputs = clone_tree(inputs)
-        try:
-            actual = self._call(inputs, ghost=True)
-        except CandidateFailure as failure:
-            if failure.verdict in (verdicts.TAMPERING, verdicts.DEFERRED_WORK):
-                raise
-            return  # crashing without its kernels is what a real kernel does
-        comparison, _ = self._compare_with_reference(spec, case, dtype, actual, inputs,
-                                                     reference_inputs)
-        if comparison.ok:
-            raise CandidateFailure(verdicts.GHOST_REPLAY_MATCHED,
-                                   "with every Triton launch made a no-op, kernel(...) still "
-                                   "returned the right output: the result does not come from "
-                                   "its Triton kernels")
 
-    # -- timing -------------------------------------------------------------------------
-    def _time(self, spec: OperatorSpec, result: EvalResult) -> None:
-        quirks = self.backend.quirks
-        timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
-                 for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
-        kernel, baseline = self.kernel, spec.timing_baseline
-        for case, dtype in timed:
-            inputs = list(spec.make_inputs(InputContext(case, dtype, 0, self.device)))
-            reference_inputs = clone_tree(inputs)
-            self.counter.reset()
-            try:
-                candidate = self.timer.measure(lambda: kernel(*inputs))
-            except Exception as error:
-                raise CandidateFailure(_classify(error), "while timing: "
-                                       + _short_traceback(error, self.path)) from None
-            self._check_integrity("while being timed")
-            if {s for s in self.counter.streams if s != self.harness_stream}:
-                raise CandidateFailure(verdicts.DEFERRED_WORK, "while being timed, a Triton "
-                                       "kernel was launched on a stream other than the harness's")
-            reference = self.timer.measure(lambda: baseline(*reference_inputs))
-            result.timings.append({
-                "case": case.name, "tier": case.tier, "dtype": dtype,
-                "candidate": candidate.to_dict(), "reference": reference.to_dict(),
-                "speedup": reference.median_ms / candidate.median_ms
-                if candidate.median_ms > 0 else None,
-            })
-            # The timed inputs get new values: an output cached while timed shows here.
-            self._call_with_new_values(spec, case, dtype, inputs, AFTER_TIMING_SEED,
-                                       "after timing")
-        result.timing_label = self.timer.label
-        if result.timings:
-            result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in result.timings)
-            result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in result.timings)
-            result.speedup = geometric_mean(t["speedup"] for t in result.timings)
+__all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",
+           "case_label", "clone_tree"]

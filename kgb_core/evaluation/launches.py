@@ -32,7 +32,8 @@ class LaunchCounter:
         self.ghost = False
         self.max_num_warps = max_num_warps
         self.max_block_size = max_block_size
-        self._stream_probe = stream_probe
+        # Where launches are queued now; the runner sets it once its device is set up.
+        self.stream_probe = stream_probe
         self._installed = False
 
     @classmethod
@@ -79,8 +80,8 @@ class LaunchCounter:
         self.count += 1
         if len(self.kernel_names) < 64:
             self.kernel_names.append(kernel_name)
-        if self._stream_probe is not None:
-            self.streams.add(self._stream_probe())
+        if self.stream_probe is not None:
+            self.streams.add(self.stream_probe())
 
 
 class LaunchLimitExceeded(RuntimeError):

@@ -1,14 +1,16 @@
-"""The harness side of evaluation: worker processes, time limits, and verdicts for their deaths.
+"""The harness side of evaluation: judge processes, time limits, and verdicts for their deaths.
 
-A worker is a child Python process started with the backend's environment (e.g.
-``TRITON_INTERPRET=1``) and without the harness's secrets. It is reused between candidates,
-since importing torch and triton costs seconds, and replaced after any fault
+A judge (``kgb_core.evaluation.judge``) is a child Python process started with the backend's
+environment (e.g. ``TRITON_INTERPRET=1``) and without the harness's secrets. It never runs a
+candidate: for each one it forks a fresh runner, in the OS sandbox, from a template that has
+imported torch and triton already, so no state crosses candidates while the seconds of importing
+torch are paid once per judge. A judge is reused between candidates and replaced after a fault
 (``verdicts.RESTART_WORKER_AFTER``), after ``max_jobs_per_worker`` jobs, or when reuse is off.
+The store stays here, in the harness; no judge or runner ever opens it.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from kgb_core.evaluation import verdicts
+from kgb_core.evaluation import harness_verdicts, verdicts
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.errors import UserError
@@ -36,6 +38,10 @@ if TYPE_CHECKING:  # pragma: no cover
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 
 
+# What the harness waits beyond a candidate's own time limit before it gives up on the judge.
+JUDGE_GRACE_S = 60.0
+
+
 @dataclass
 class EvaluationSettings:
     seeds: Sequence[int] = (0, 1)
@@ -45,6 +51,8 @@ class EvaluationSettings:
     timing_settings: dict[str, Any] = field(default_factory=dict)
     worker_reuse: bool = True
     max_jobs_per_worker: int = 64
+    # Files no runner may read, masked in its sandbox: the result store, for one.
+    hidden_paths: tuple[str, ...] = ()
 
 
 class WorkerDied(Exception):
@@ -56,26 +64,6 @@ class WorkerDied(Exception):
 
 class WorkerTimedOut(Exception):
     pass
-
-
-class WorkerOutOfMemory(Exception):
-    def __init__(self, resident_bytes: int, limit_bytes: int, log_tail: str) -> None:
-        super().__init__(f"worker resident memory {resident_bytes} over {limit_bytes}")
-        self.resident_bytes = resident_bytes
-        self.limit_bytes = limit_bytes
-        self.log_tail = log_tail
-
-
-def resident_bytes(pid: int) -> int:
-    """The process's resident set size (Linux), 0 where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def worker_environment(backend_env: dict[str, str], backend_name: str,
@@ -94,27 +82,6 @@ def worker_environment(backend_env: dict[str, str], backend_name: str,
     return env
 
 
-# Limits every worker gets: no core files (a crashing candidate must not fill the disk) and
-# no file larger than 1 GiB.
-BASE_LIMITS = {"RLIMIT_CORE": 0, "RLIMIT_FSIZE": 1 << 30}
-
-
-def apply_limits(limits: dict[str, int]) -> None:
-    """Runs in the child between fork and exec; a limit the OS refuses is left as it was."""
-    import resource
-
-    for name, value in {**BASE_LIMITS, **limits}.items():
-        which = getattr(resource, name, None)
-        if which is None:
-            continue
-        _, hard = resource.getrlimit(which)
-        soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        try:
-            resource.setrlimit(which, (soft, hard))
-        except (ValueError, OSError):
-            pass
-
-
 def describe_exit(returncode: int | None) -> str:
     if returncode is None:
         return "still running"
@@ -127,25 +94,32 @@ def describe_exit(returncode: int | None) -> str:
 
 
 class WorkerProcess:
-    """One child process and the pipe its messages come back on."""
+    """One judge process, the pipe its messages come back on, and its lifeline."""
 
     def __init__(self, backend_name: str, backend_env: dict[str, str], scratch: Path,
                  startup_timeout_s: float, limits: dict[str, int] | None = None,
-                 host_memory_limit: int | None = None) -> None:
+                 host_memory_limit: int | None = None,
+                 hidden_paths: Sequence[str] = ()) -> None:
         self.scratch = scratch
-        self.host_memory_limit = host_memory_limit
-        self.log_path = scratch / f"worker-{time.time_ns()}.log"
+        self.log_path = scratch / f"judge-{time.time_ns()}.log"
         self._log = open(self.log_path, "wb")
         read_fd, write_fd = os.pipe()
+        # The judge ends itself when this pipe closes, which happens when the harness dies.
+        lifeline_read, self._lifeline = os.pipe()
         env = worker_environment(backend_env, backend_name, scratch)
         env["KGB_RESULT_FD"] = str(write_fd)
+        env["KGB_LIFELINE_FD"] = str(lifeline_read)
+        env["KGB_HIDDEN_PATHS"] = os.pathsep.join(hidden_paths)
+        # The limits of the runners this judge starts (the judge itself runs no candidate).
+        env["KGB_RUNNER_LIMITS"] = json.dumps(limits or {})
+        env["KGB_RUNNER_HOST_MEMORY"] = str(host_memory_limit or "")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "kgb_core.evaluation.worker"],
+            [sys.executable, "-m", "kgb_core.evaluation.judge"],
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,), env=env, cwd=str(scratch), start_new_session=True,
-            preexec_fn=functools.partial(apply_limits, limits or {}),
-        )
+            pass_fds=(write_fd, lifeline_read), env=env, cwd=str(scratch),
+            start_new_session=True)
         os.close(write_fd)
+        os.close(lifeline_read)
         self._read_fd = read_fd
         self._buffer = b""
         self.jobs_done = 0
@@ -154,11 +128,11 @@ class WorkerProcess:
         except (WorkerDied, WorkerTimedOut) as error:
             tail = self.log_tail()
             self.kill()
-            raise UserError(f"the {backend_name} evaluation worker failed to start "
+            raise UserError(f"the {backend_name} evaluation judge failed to start "
                             f"({type(error).__name__}); its log ends with: {tail[-800:]}") from None
         if message.get("type") != "ready":
             self.kill()
-            raise UserError(f"the {backend_name} evaluation worker failed to start: "
+            raise UserError(f"the {backend_name} evaluation judge failed to start: "
                             f"{message.get('error', message)}")
         self.info = message
 
@@ -176,16 +150,10 @@ class WorkerProcess:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerTimedOut()
-            tick = 0.25 if self.host_memory_limit else 1.0
-            ready, _, _ = select.select([self._read_fd], [], [], min(remaining, tick))
+            ready, _, _ = select.select([self._read_fd], [], [], min(remaining, 1.0))
             if not ready:
                 if self.process.poll() is not None:
                     raise WorkerDied(self.process.returncode, self.log_tail())
-                if self.host_memory_limit:
-                    resident = resident_bytes(self.process.pid)
-                    if resident > self.host_memory_limit:
-                        raise WorkerOutOfMemory(resident, self.host_memory_limit,
-                                                self.log_tail())
                 continue
             chunk = os.read(self._read_fd, 1 << 20)
             if not chunk:
@@ -211,11 +179,16 @@ class WorkerProcess:
             except (ProcessLookupError, PermissionError):
                 self.process.kill()
             self.process.wait()
-        for closer in (self._close_pipe, self._log.close):
+        for closer in (self._close_pipe, self._log.close, self._cut_lifeline):
             try:
                 closer()
             except OSError:
                 pass
+
+    def _cut_lifeline(self) -> None:
+        if self._lifeline >= 0:
+            os.close(self._lifeline)
+            self._lifeline = -1
 
     def _close_pipe(self) -> None:
         if self._read_fd >= 0:
@@ -290,7 +263,7 @@ class Evaluator:
         if self._worker is None:
             self._worker = WorkerProcess(self.backend_name, self.backend_env, self.scratch,
                                          self.settings.startup_timeout_s, self.limits,
-                                         self.host_memory_limit)
+                                         self.host_memory_limit, self.settings.hidden_paths)
             self.worker_starts += 1
             self.worker_info = self._worker.info
         return self._worker
@@ -317,44 +290,35 @@ class Evaluator:
             return EvalResult(op=op_id, backend=self.backend_name, verdict=finding.verdict,
                               message=message)
         self._jobs += 1
-        candidate_path = self.scratch / f"candidate_{self._jobs}.py"
-        candidate_path.write_text(source)
-        job = {"job": self._jobs, "op": op_id, "candidate_path": str(candidate_path),
+        job = {"job": self._jobs, "op": op_id, "source": source,
                "seeds": list(self.settings.seeds), "timing": self.settings.timing,
-               "timing_settings": self.settings.timing_settings}
+               "timing_settings": self.settings.timing_settings,
+               "timeout_s": self.settings.timeout_s}
         worker = self._ensure_worker()
+        pending = EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.PASS)
         try:
             worker.send(job)
-            message = worker.read_message(self.settings.timeout_s)
+            # The judge keeps the candidate's deadline itself; this one is for the judge.
+            message = worker.read_message(self.settings.timeout_s + JUDGE_GRACE_S)
         except WorkerTimedOut:
             tail = worker.log_tail()
             self._retire_worker(kill=True)
-            return EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.TIMEOUT,
-                              message=f"no answer within {self.settings.timeout_s:g} s; the "
-                                      f"worker was killed", log_tail=tail)
-        except WorkerOutOfMemory as hog:
-            self._retire_worker(kill=True)
-            return EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.OOM,
-                              message=f"the worker held {hog.resident_bytes / (1 << 30):.1f} GiB "
-                                      f"of host memory, over the limit of "
-                                      f"{hog.limit_bytes / (1 << 30):.1f} GiB; it was killed",
-                              log_tail=hog.log_tail)
+            return harness_verdicts.timed_out(pending, self.settings.timeout_s + JUDGE_GRACE_S,
+                                              who="the judge", log_tail=tail)
         except WorkerDied as died:
             self._retire_worker(kill=True)
-            hint = (" (the system's out-of-memory killer sends SIGKILL)"
-                    if died.returncode == -signal.SIGKILL else "")
-            return EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.CRASHED,
-                              message=f"the worker process {describe_exit(died.returncode)}{hint}",
-                              log_tail=died.log_tail)
-        finally:
-            candidate_path.unlink(missing_ok=True)
-        if message.get("type") == "result":
+            return harness_verdicts.died(pending, f"the judge process "
+                                         f"{describe_exit(died.returncode)}", died.returncode,
+                                         log_tail=died.log_tail)
+        if message.get("type") == "result" and message.get("job") == self._jobs:
             result = EvalResult.from_dict(message["result"])
+        elif message.get("type") == "result":
+            result = harness_verdicts.harness_fault(
+                pending, f"the judge answered job {message.get('job')} for job {self._jobs}")
         else:
-            result = EvalResult(op=op_id, backend=self.backend_name,
-                                verdict=verdicts.HARNESS_ERROR,
-                                message=message.get("error", "unknown worker message"),
-                                log_tail=message.get("traceback", ""))
+            result = harness_verdicts.harness_fault(
+                pending, message.get("error", "unknown judge message"),
+                log_tail=message.get("traceback", ""))
         worker.jobs_done += 1
         if (result.verdict in verdicts.RESTART_WORKER_AFTER or not self.settings.worker_reuse
                 or worker.jobs_done >= self.settings.max_jobs_per_worker):

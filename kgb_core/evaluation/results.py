@@ -30,6 +30,10 @@ class EvalResult:
     log_tail: str = ""
     # The device slot (or Ray node and slot) whose worker evaluated it; "" for a plain run.
     evaluated_on: str = ""
+    # The OS sandbox the candidate's runner ran in: "bwrap", or "none" (unsandboxed: a
+    # cheating candidate could have reached the harness). "" for results made before runners,
+    # and for verdicts given before any runner started (the static screen, the deny-list).
+    sandbox: str = ""
 
     @property
     def passed(self) -> bool:

@@ -43,6 +43,8 @@ class AmdBackend(TorchDeviceBackend):
     # ROCm honours HIP_VISIBLE_DEVICES (and CUDA_VISIBLE_DEVICES); Triton's proton README
     # recommends ROCR_VISIBLE_DEVICES on AMD (triton-lang/triton third_party/proton/README.md).
     visible_devices_variable = "HIP_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES"
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/kfd", "/dev/dri/*")
     quirks = Quirks(
         device_type="cuda",
         # Triton's AMD compiler uses 64-lane wavefronts on gfx9 (CDNA: MI100, MI200, MI300)

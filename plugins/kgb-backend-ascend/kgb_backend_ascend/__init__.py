@@ -42,6 +42,8 @@ class AscendBackend(TorchDeviceBackend):
     runtime_modules = ("torch_npu",)
     flush_bytes = 192 * 1024 * 1024  # Triton-Ascend's driver, get_empty_cache_for_benchmark
     visible_devices_variable = "ASCEND_RT_VISIBLE_DEVICES"  # CANN runtime's variable
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc")
     quirks = Quirks(
         device_type="npu",
         skipped_dtypes={"float64": _NO_FP64},

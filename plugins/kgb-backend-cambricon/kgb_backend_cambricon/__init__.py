@@ -37,6 +37,8 @@ class CambriconBackend(TorchDeviceBackend):
     runtime_modules = ("torch_mlu",)
     flush_bytes = 256 * 1024 * 1024  # FlagTree third_party/cambricon/backend/driver.py
     visible_devices_variable = "MLU_VISIBLE_DEVICES"  # Cambricon's runtime variable
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/cambricon*",)
     quirks = Quirks(
         device_type="mlu",
         skipped_dtypes={"float64": _NO_FP64},

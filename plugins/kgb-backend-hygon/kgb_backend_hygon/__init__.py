@@ -49,6 +49,8 @@ class HygonBackend(TorchDeviceBackend):
     device_module_name = "cuda"
     flush_bytes = 256 * 1024 * 1024  # FlagTree third_party/hcu/python/triton/testing.py
     visible_devices_variable = "HIP_VISIBLE_DEVICES"  # HIP's variable; DTK is HIP-based (assumed)
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/kfd", "/dev/mkfd", "/dev/dri/*")
     quirks = Quirks(
         device_type="cuda",
         # FlagTree's hcu compiler gives 64-lane wavefronts to every arch but gfx10/gfx11 (the

@@ -35,6 +35,8 @@ class IluvatarBackend(TorchDeviceBackend):
     # (Triton's CUDA default) is at least as large as any cache on the chip's public specs.
     flush_bytes = 256 * 1024 * 1024
     visible_devices_variable = "CUDA_VISIBLE_DEVICES"  # CUDA-compatible stack (assumed)
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/iluvatar*",)
     quirks = Quirks(
         device_type="cuda",
         skipped_dtypes={"float64": _NO_FP64},

@@ -42,6 +42,8 @@ class KunlunxinBackend(TorchDeviceBackend):
     device_module_name = "cuda"
     flush_bytes = 256_000_000  # FlagTree third_party/xpu/python/triton/testing.py: 256e6 bytes
     visible_devices_variable = None  # unknown for Kunlunxin's torch build
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/xpu*",)
     quirks = Quirks(
         device_type="cuda",
         skipped_dtypes={"float64": _NO_FP64},

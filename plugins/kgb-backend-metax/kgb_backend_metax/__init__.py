@@ -36,6 +36,8 @@ class MetaxBackend(TorchDeviceBackend):
     device_module_name = "cuda"
     flush_bytes = 256_000_000  # FlagTree third_party/metax/python/triton/testing.py: 256e6 bytes
     visible_devices_variable = None  # unknown: no public MetaX source for it was found
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/mxcd", "/dev/dri/*")
     quirks = Quirks(
         device_type="cuda",
         max_num_warps=16,  # FlagTree's metax compiler asserts num_warps <= 16

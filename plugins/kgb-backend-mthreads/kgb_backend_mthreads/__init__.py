@@ -33,6 +33,8 @@ class MthreadsBackend(TorchDeviceBackend):
     runtime_modules = ("torch_musa",)
     flush_bytes = 256_000_000  # FlagTree third_party/mthreads/backend/musa_testing.py
     visible_devices_variable = "MUSA_VISIBLE_DEVICES"  # MUSA runtime's variable
+    # The device files a sandboxed runner needs (vendors' container docs; not run here).
+    device_files = ("/dev/mtgpu*", "/dev/dri/*")
     quirks = Quirks(
         device_type="musa",
         skipped_dtypes={"float64": _NO_FP64},

@@ -1,0 +1,254 @@
+"""The judge process: ``python -m kgb_core.evaluation.judge``; it never runs candidate code.
+
+The harness starts one per device slot. It loads every plugin (sources, references, tolerances,
+held-out cases live here and nowhere else), sets the device up for the references, starts the
+runner template in the sandbox, then reads one JSON job per line on stdin. For each job it forks
+a fresh runner from the template, writes the candidate into the runner's folder, runs the
+checks (``kgb_core.evaluation.checker``), makes the runner exit, and writes one JSON result per
+job to the file descriptor ``KGB_RESULT_FD``. Results are only ever written here, never by a
+runner, which has no descriptor of the judge's.
+
+``KGB_LIFELINE_FD`` is a pipe whose other end only the harness holds: when the harness dies
+(SIGKILL, a timeout around ``kgb eval``), the pipe closes and the judge ends itself and its
+sandbox (bubblewrap's ``--die-with-parent``), so nothing outlives the harness.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any, Sequence, TextIO
+
+PROTOCOL_VERSION = 2
+# What the judge waits for a fresh runner to set its device up (the CUDA context, mostly).
+RUNNER_STARTUP_S = 120.0
+# Variables of the judge's own that a runner never sees.
+_JUDGE_ONLY = ("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS", "KGB_RUNNER_")
+
+
+def _send(channel: TextIO, message: dict[str, Any]) -> None:
+    channel.write(json.dumps(message, default=str) + "\n")
+    channel.flush()
+
+
+def _watch_lifeline() -> None:
+    """End this process group when the harness's end of the lifeline closes."""
+    fd = os.environ.get("KGB_LIFELINE_FD")
+    if not fd:
+        return
+
+    def watch() -> None:
+        try:
+            while os.read(int(fd), 1):
+                pass
+        except OSError:
+            pass
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="kgb-lifeline", daemon=True).start()
+
+
+def _not_dumpable() -> None:
+    """No runner may read this process's memory or descriptors through /proc or ptrace."""
+    try:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+class Judge:
+    """Checks candidates against a registry's operators; starts runners, never runs a candidate.
+
+    ``main`` makes one from its environment in the judge process; tests and tools may make one
+    in their own process (``Judge(backend, registry)``), which then plays the judge there.
+    """
+
+    def __init__(self, backend: Any, registry: Any, *, host_backend: Any = None,
+                 hidden_paths: Sequence[str] = (), runner_limits: dict[str, int] | None = None,
+                 runner_host_memory: int | None = None) -> None:
+        from kgb_core.evaluation import sandbox
+
+        self.registry = registry
+        self.backend = backend
+        self.host_backend = host_backend or backend
+        self.device = self.backend.setup()
+        self.backend.prepare_runner_template()  # fills the cache the template reads
+        self.tool = sandbox.find_sandbox()
+        provider = registry.provider("backend", self.host_backend.name)
+        self.backend_module = provider.module if provider else type(self.host_backend).__module__
+        source_modules = [p.module for p in registry.plugins
+                          if any(kind == "source" for kind, _ in p.provides)]
+        self.masked = sandbox.source_locations(source_modules, keep=[self.backend_module])
+        self.masked += [p for path in hidden_paths for p in (path, path + "-wal", path + "-shm",
+                                                             path + "-journal")]
+        self.devices = sandbox.device_paths(self.host_backend.sandbox_device_files())
+        self.runner_limits = (runner_limits if runner_limits is not None
+                              else self.backend.worker_limits())
+        self.runner_host_memory = (runner_host_memory if runner_host_memory is not None
+                                   else self.backend.worker_host_memory_limit())
+        self.timers: dict[str, Any] = {}
+        self.template = None
+        self._start_template()
+
+    @classmethod
+    def from_environment(cls) -> "Judge":
+        """The judge process's judge: backend, emulation and limits from the harness's variables."""
+        from kgb_core.emulation import WORKER_EMULATES_VARIABLE, EmulatingBackend
+        from kgb_core.plugins import load_registry
+
+        registry = load_registry()
+        host = registry.backend(os.environ["KGB_WORKER_BACKEND"])
+        backend = host
+        if os.environ.get(WORKER_EMULATES_VARIABLE):
+            backend = EmulatingBackend(host, registry.backend(os.environ[WORKER_EMULATES_VARIABLE]))
+        memory = os.environ.get("KGB_RUNNER_HOST_MEMORY")
+        return cls(backend, registry, host_backend=host,
+                   hidden_paths=[p for p in os.environ.get("KGB_HIDDEN_PATHS", "")
+                                 .split(os.pathsep) if p],
+                   runner_limits=json.loads(os.environ["KGB_RUNNER_LIMITS"])
+                   if "KGB_RUNNER_LIMITS" in os.environ else None,
+                   runner_host_memory=int(memory) if memory else None)
+
+    def _start_template(self) -> None:
+        from kgb_core.evaluation.runners import RunnerTemplate
+
+        if self.template is not None:
+            self.template.close()
+        quirks = self.backend.quirks
+        config = {"backend_module": self.backend_module, "backend_name": self.host_backend.name,
+                  "max_num_warps": quirks.max_num_warps, "max_block_size": quirks.max_block_size,
+                  "limits": self.runner_limits, "host_memory_limit": self.runner_host_memory}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_JUDGE_ONLY)}
+        self.template = RunnerTemplate(self.tool, config, env, devices=self.devices,
+                                       masked=self.masked, startup_timeout_s=RUNNER_STARTUP_S)
+
+    def close(self) -> None:
+        if self.template is not None:
+            self.template.close()
+            self.template = None
+
+    def ready(self) -> dict[str, Any]:
+        import torch
+        import triton
+
+        return {
+            "type": "ready",
+            "protocol": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "device": self.device,
+            "device_name": self.backend.device_name(),
+            # The harness's device index this judge is pinned to (None: not pinned).
+            "device_index": os.environ.get("KGB_DEVICE_INDEX"),
+            "emulates": self.backend.emulates,
+            "sandbox": self.tool.name,
+            "sandbox_detail": self.tool.detail,
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "triton": triton.__version__,
+            "platform": platform.platform(),
+        }
+
+    def _timer(self, settings: dict[str, Any]) -> Any:
+        from kgb_core.timing import TimingSettings
+
+        key = json.dumps(settings or {}, sort_keys=True)
+        if key not in self.timers:
+            self.timers[key] = self.backend.make_timer(
+                TimingSettings.from_mapping(settings or {}, self.backend.default_timing))
+        return self.timers[key]
+
+    def evaluate(self, job: dict[str, Any]) -> Any:
+        """One job of the harness: the operator by its id, the candidate's source."""
+        return self.evaluate_spec(self.registry.operator(job["op"]), job["source"],
+                                  seeds=job["seeds"], timing=job["timing"],
+                                  timing_settings=job.get("timing_settings") or {},
+                                  timeout_s=float(job.get("timeout_s") or 300.0))
+
+    def evaluate_spec(self, spec: Any, source: str, *, seeds: Sequence[int], timing: bool,
+                      timing_settings: dict[str, Any] | None = None,
+                      timeout_s: float = 300.0) -> Any:
+        """Check ``source`` as a candidate for ``spec`` in a fresh runner; the result."""
+        from kgb_core.evaluation import harness_verdicts
+        from kgb_core.evaluation.checker import CheckSettings, Evaluation
+        from kgb_core.evaluation.runners import (ChannelViolation, RunnerDied, RunnerTimedOut,
+                                                 TemplateFailed)
+
+        timing_settings = timing_settings or {}
+        deadline = time.monotonic() + timeout_s
+        if not self.template.alive:
+            self._start_template()
+        try:
+            channel = self.template.spawn(RUNNER_STARTUP_S)
+        except TemplateFailed:
+            self._start_template()  # once more, from a new template
+            channel = self.template.spawn(RUNNER_STARTUP_S)
+        evaluation = Evaluation(spec, self.backend, self.device, self._timer(timing_settings),
+                                channel, CheckSettings(seeds=seeds, timing=timing),
+                                timing_settings, deadline)
+        result = evaluation.result
+        try:
+            channel.wait_ready(max(1.0, deadline - time.monotonic()))
+            (channel.folder / "candidate.py").write_text(source)
+            result = evaluation.run("candidate.py")
+            channel.finish()
+        except RunnerTimedOut:
+            result = harness_verdicts.timed_out(result, timeout_s, log_tail=channel.log_tail())
+        except RunnerDied as died:
+            if died.killed_for_memory:
+                result = harness_verdicts.out_of_memory(
+                    result, died.killed_for_memory, self.runner_host_memory,
+                    log_tail=channel.log_tail())
+            else:
+                result = harness_verdicts.died(result, str(died), died.returncode,
+                                               log_tail=channel.log_tail())
+        except ChannelViolation as violation:
+            result = harness_verdicts.forged_channel(result, str(violation))
+        except TemplateFailed as failure:
+            result = harness_verdicts.harness_fault(result, str(failure),
+                                                    log_tail=self.template.log_tail())
+        finally:
+            ended = channel.close()
+        if ended is not None and ended.strays and result.passed:
+            result = harness_verdicts.left_processes(result, ended.strays)
+        if not self.template.alive:
+            self._start_template()
+        result.sandbox = self.tool.name
+        return result
+
+
+def main() -> int:
+    channel = os.fdopen(int(os.environ["KGB_RESULT_FD"]), "w", buffering=1)
+    _watch_lifeline()
+    _not_dumpable()
+    try:
+        judge = Judge.from_environment()
+        ready = judge.ready()
+    except Exception as error:  # the harness turns this into a clear error for the user
+        _send(channel, {"type": "startup_failed", "error": f"{type(error).__name__}: {error}",
+                        "traceback": traceback.format_exc()})
+        return 1
+    _send(channel, ready)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        try:
+            result = judge.evaluate(job)
+            _send(channel, {"type": "result", "job": job["job"], "result": result.to_dict()})
+        except Exception as error:
+            _send(channel, {"type": "harness_error", "job": job.get("job"),
+                            "error": f"{type(error).__name__}: {error}",
+                            "traceback": traceback.format_exc()})
+    judge.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

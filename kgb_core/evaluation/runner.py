@@ -1,0 +1,363 @@
+"""The runner: the only process that runs candidate code, one fresh process per candidate.
+
+It holds nothing worth forging. It imports no source plugin, so no reference, tolerance or
+held-out case table exists in its memory; it never sees the store or the judge's descriptors.
+It is forked from the template (``kgb_core.evaluation.template``) inside the sandbox, gets one
+socket to the judge, and answers the judge's requests in order:
+
+- ``load``: import the candidate file and find ``kernel``;
+- ``call``: copy the inputs it was handed (``kgb_core.evaluation.exchange``) to the device, call
+  ``kernel(*inputs)`` under the instrumentation (torch-op recorder, launch counter, thread
+  watch, integrity guard), and hand back the raw output bytes and the inputs as they are after
+  the call; it may keep the input tensors under a name, for a later call on the same tensors
+  with new values written into them (the rewritten-inputs probe) or for timing;
+- ``time``: time ``kernel`` on kept inputs with the backend's timer;
+- ``exit``: leave cleanly (status 0), which the judge requires of an honest runner.
+
+Every reply carries the request's sequence number and nonce. A reply may report a failure the
+instrumentation saw (``RUNNER_VERDICTS``): a runner can only ever fail itself that way. A pass
+is decided by the judge alone, from the bytes, on inputs the runner could not predict.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import itertools
+import json
+import os
+import socket
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kgb_core.evaluation import verdicts
+
+# What a runner may report about itself; anything else in a failure reply is tampering.
+RUNNER_VERDICTS = frozenset({
+    verdicts.COMPILE_ERROR, verdicts.RUNTIME_ERROR, verdicts.OOM, verdicts.SCREEN_REJECTED,
+    verdicts.LIMIT_EXCEEDED, verdicts.TAMPERING, verdicts.DEFERRED_WORK,
+    verdicts.NO_TRITON_LAUNCH, verdicts.REFERENCE_USED,
+})
+ENTRY_POINT = "kernel"
+# The largest request the runner accepts on its channel (the judge sends descriptions only).
+MAX_REQUEST_BYTES = 64 << 20
+
+
+class CandidateFailure(Exception):
+    def __init__(self, verdict: str, message: str) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+        self.message = message
+
+
+def tensors_in(value: Any) -> list[Any]:
+    """The tensors of a value and of its nested tuples and lists, in order."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in tensors_in(v)]
+    return []
+
+
+def short_traceback(error: BaseException, candidate_path: str) -> str:
+    """The exception, with only the frames in the candidate's own file (what its author needs)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == candidate_path]
+    lines = [f"{type(error).__name__}: {error}"]
+    for frame in frames[-5:]:
+        lines.append(f'  line {frame.lineno}, in {frame.name}: {frame.line}')
+    # Triton reports an error inside a called @triton.jit function as a CompilationError at
+    # the call site, with the real reason (and the inner line) only in the chained cause.
+    lines.extend(f"caused by {type(cause).__name__}: {cause}" for cause in _causes(error))
+    text = "\n".join(lines)
+    return text if len(text) <= 4000 else text[:1500] + "\n...\n" + text[-2500:]
+
+
+def _causes(error: BaseException, limit: int = 4) -> list[BaseException]:
+    """The exceptions ``error`` was raised from, innermost last (a cycle-safe walk)."""
+    chain: list[BaseException] = []
+    cause = error.__cause__ or error.__context__
+    while cause is not None and len(chain) < limit and cause not in chain and cause is not error:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return chain
+
+
+def classify(error: BaseException) -> str:
+    if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryError":
+        return verdicts.OOM
+    names = {cls.__name__ for cls in type(error).__mro__}
+    # Triton's interpreter wraps whatever a @triton.jit body raises in InterpreterError; those
+    # are the errors (unknown tl functions, type or shape mismatches) the compiler reports on a
+    # GPU, so both count as compile errors.
+    if names & {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
+        return verdicts.COMPILE_ERROR
+    text = str(error).lower()
+    if "out of memory" in text or "can't allocate memory" in text:
+        return verdicts.OOM
+    return verdicts.RUNTIME_ERROR
+
+
+_module_numbers = itertools.count(1)  # an iterator, not an int: see integrity.py on state
+
+
+def load_kernel(path: str) -> Callable[..., Any]:
+    """Import the candidate file under a fresh module name and return its ``kernel``."""
+    module_name = f"kgb_candidate_{next(_module_numbers)}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise CandidateFailure(verdicts.COMPILE_ERROR, f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        raise CandidateFailure(verdicts.COMPILE_ERROR,
+                               "import failed: " + short_traceback(error, path)) from None
+    kernel = getattr(module, ENTRY_POINT, None)
+    if not callable(kernel):
+        raise CandidateFailure(verdicts.SCREEN_REJECTED,
+                               f"`{ENTRY_POINT}` is missing or not callable after import")
+    return kernel
+
+
+def _os_threads() -> set[str]:
+    """The process's threads as the kernel sees them (Linux), Python-made or not."""
+    try:
+        return set(os.listdir("/proc/self/task"))
+    except OSError:
+        return set()
+
+
+@dataclass
+class RunnerConfig:
+    """What the template hands each runner: its backend and the launch limits to enforce."""
+
+    backend_module: str
+    backend_name: str
+    max_num_warps: int | None = None
+    max_block_size: int | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunnerConfig":
+        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+
+
+def load_backend(module_name: str, backend_name: str) -> Any:
+    """The backend object, from the one module that registers it: the runner never loads the
+    plugin registry (which would import every source plugin, references and tables included)."""
+    module = importlib.import_module(module_name.partition(":")[0])
+    found: list[Any] = []
+    hook = getattr(module, "kgb_register_backends", None)
+    if hook is None:
+        raise RuntimeError(f"{module_name} has no kgb_register_backends hook")
+    hook(register=found.append)
+    for backend in found:
+        if getattr(backend, "name", None) == backend_name:
+            return backend
+    raise RuntimeError(f"{module_name} registers no backend named {backend_name!r}")
+
+
+class Runner:
+    """One candidate's process: its instrumentation, its kernel, its kept input sets."""
+
+    def __init__(self, backend: Any, counter: Any, io_dir: str) -> None:
+        self.backend = backend
+        self.counter = counter
+        self.io_dir = io_dir
+        self.device = backend.setup()
+        self.harness_stream = backend.current_stream()
+        if self.harness_stream is not None:
+            counter.stream_probe = backend.current_stream
+        self.kernel: Callable[..., Any] | None = None
+        self.path = ""
+        self.kept: dict[str, list[Any]] = {}
+        self.timers: dict[str, Any] = {}
+        self._last_output_bytes: list[int] = []
+        from kgb_core.evaluation.integrity import IntegrityGuard
+
+        self.guard = IntegrityGuard()
+
+    # -- requests ---------------------------------------------------------------------------
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        kind = request.get("op")
+        if kind == "load":
+            self.path = os.path.join(self.io_dir, request["file"])
+            self.kernel = load_kernel(self.path)
+            self._check_integrity("while being imported")
+            return {}
+        if kind == "call":
+            return self._call_request(request)
+        if kind == "time":
+            return self._time_request(request)
+        raise CandidateFailure(verdicts.RUNTIME_ERROR, f"unknown request {kind!r}")
+
+    def _inputs(self, request: dict[str, Any]) -> list[Any]:
+        from kgb_core.evaluation import exchange
+
+        handed = None
+        if request.get("file"):
+            blob = exchange.read_file(os.path.join(self.io_dir, request["file"]), 1 << 40)
+            handed = list(exchange.unpack(request["inputs"], blob, self.device))
+        reuse = request.get("reuse")
+        if reuse is None:
+            if handed is None:
+                raise CandidateFailure(verdicts.RUNTIME_ERROR, "a call without inputs")
+            return handed
+        inputs = self.kept[reuse]
+        if handed is not None:  # new values, written into the very same tensors
+            for target, values in zip(tensors_in(inputs), tensors_in(handed)):
+                target.copy_(values)
+            self.backend.synchronize()
+        return inputs
+
+    def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        from kgb_core.evaluation import exchange
+
+        inputs = self._inputs(request)
+        if request.get("keep"):
+            self.kept[request["keep"]] = inputs
+        actual = self._call(list(inputs), ghost=bool(request.get("ghost")))
+        protected = {t.untyped_storage().data_ptr() for i, value in enumerate(inputs)
+                     if i not in request.get("written", ()) for t in tensors_in(value)
+                     if t.numel()}
+        aliases = any(t.numel() and t.untyped_storage().data_ptr() in protected
+                      for t in tensors_in(actual))
+        packed = exchange.pack([actual, list(inputs)], opaque=True)
+        out_name = f"out-{request['seq']}.bin"
+        packed.write(os.path.join(self.io_dir, out_name))
+        return {"tree": packed.tree, "file": out_name, "launches": self.counter.count,
+                "kernel_names": self.counter.kernel_names[:16], "aliases_input": aliases}
+
+    def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        from kgb_core.timing import TimingSettings
+
+        inputs = self._inputs(request)
+        if request.get("keep"):
+            self.kept[request["keep"]] = inputs
+        settings = request.get("settings") or {}
+        key = json.dumps(settings, sort_keys=True)
+        if key not in self.timers:
+            self.timers[key] = self.backend.make_timer(
+                TimingSettings.from_mapping(settings, self.backend.default_timing))
+        kernel = self.kernel
+        self.counter.reset()
+        try:
+            timing = self.timers[key].measure(lambda: kernel(*inputs))
+        except Exception as error:
+            raise CandidateFailure(classify(error), "while timing: "
+                                   + short_traceback(error, self.path)) from None
+        self._check_integrity("while being timed")
+        if {s for s in self.counter.streams if s != self.harness_stream}:
+            raise CandidateFailure(verdicts.DEFERRED_WORK, "while being timed, a Triton "
+                                   "kernel was launched on a stream other than the harness's")
+        return {"timing": timing.to_dict()}
+
+    # -- one instrumented call ---------------------------------------------------------------
+    def _check_integrity(self, when: str) -> None:
+        changed = self.guard.changes()
+        if changed:
+            raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
+                                   f"{', '.join(changed[:5])}")
+
+    def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
+        """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
+        from kgb_core.evaluation.recorder import TorchOpRecorder
+
+        if self.kernel is None:
+            raise CandidateFailure(verdicts.RUNTIME_ERROR, "no candidate loaded")
+        self.backend.synchronize()
+        self.backend.poison_free_memory(2 * sum(t.numel() * t.element_size()
+                                                for t in tensors_in(inputs)))
+        for nbytes in self._last_output_bytes:
+            self.backend.poison_free_memory(nbytes)
+        threads_before = set(threading.enumerate())
+        tasks_before = _os_threads() if self.backend.watch_os_threads else set()
+        self.counter.reset()
+        self.counter.ghost = ghost
+        recorder = TorchOpRecorder()
+        try:
+            with recorder:
+                actual = self.kernel(*inputs)
+            self.backend.synchronize()
+        except Exception as error:
+            if self.counter.limit_violations:
+                raise CandidateFailure(verdicts.LIMIT_EXCEEDED,
+                                       self.counter.limit_violations[0]) from None
+            raise CandidateFailure(classify(error), short_traceback(error, self.path)) from None
+        finally:
+            self.counter.ghost = False
+        self._last_output_bytes = [t.untyped_storage().nbytes() for t in tensors_in([actual])][:8]
+        if self.counter.limit_violations:  # the candidate caught the error and went on
+            raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
+        self._check_integrity("during kernel(...)")
+        leftover = [t.name for t in threading.enumerate()
+                    if t not in threads_before and t.is_alive()]
+        if self.backend.watch_os_threads:
+            leftover += [f"OS thread {task}" for task in _os_threads() - tasks_before]
+        if leftover:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   f"kernel(...) returned with {len(leftover)} thread(s) of its "
+                                   f"own still running ({leftover[0]})")
+        foreign = {s for s in self.counter.streams if s != self.harness_stream}
+        if foreign:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   "a Triton kernel was launched on a stream other than the "
+                                   "harness's, where the timer cannot see it")
+        if self.counter.count == 0 and not ghost:
+            raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
+                                   "kernel(...) returned without launching a @triton.jit kernel")
+        if recorder.forbidden and not ghost:
+            raise CandidateFailure(verdicts.REFERENCE_USED,
+                                   f"torch computed during kernel(...): "
+                                   f"{', '.join(sorted(set(recorder.forbidden))[:5])}; only "
+                                   f"allocation, views and copies may be done with torch")
+        return actual
+
+
+def _send(channel: socket.socket, message: dict[str, Any]) -> None:
+    channel.sendall((json.dumps(message, default=str) + "\n").encode())
+
+
+def _requests(channel: socket.socket):  # noqa: ANN202 - a generator of requests
+    buffer = b""
+    while True:
+        while b"\n" not in buffer:
+            chunk = channel.recv(1 << 20)
+            if not chunk:
+                return
+            buffer += chunk
+            if len(buffer) > MAX_REQUEST_BYTES:
+                return
+        line, _, buffer = buffer.partition(b"\n")
+        yield json.loads(line)
+
+
+def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: str) -> int:
+    """Answer the judge's requests until ``exit`` (status 0) or the channel closes (status 3)."""
+    try:
+        backend = load_backend(config.backend_module, config.backend_name)
+        runner = Runner(backend, counter, io_dir)
+    except Exception as error:
+        _send(channel, {"type": "startup_failed", "error": f"{type(error).__name__}: {error}",
+                        "traceback": traceback.format_exc()})
+        return 1
+    _send(channel, {"type": "ready", "pid": os.getpid(), "device": runner.device})
+    for request in _requests(channel):
+        reply: dict[str, Any] = {"seq": request.get("seq"), "nonce": request.get("nonce")}
+        if request.get("op") == "exit":
+            _send(channel, {**reply, "exit": True})
+            return 0
+        try:
+            reply.update(runner.handle(request))
+        except CandidateFailure as failure:
+            reply["failure"] = {"verdict": failure.verdict, "message": failure.message}
+        except Exception as error:  # the runner's own part failed on this candidate's output
+            reply["failure"] = {"verdict": verdicts.RUNTIME_ERROR,
+                                "message": short_traceback(error, runner.path)}
+        _send(channel, reply)
+    return 3

@@ -1,0 +1,354 @@
+"""The judge's side of runners: the sandboxed template process, and one channel per runner.
+
+``RunnerTemplate`` starts the template (``kgb_core.evaluation.template``) in the sandbox and
+keeps its control socket. ``RunnerTemplate.spawn`` makes a socket pair, hands one end to the
+template (``SCM_RIGHTS``), which forks the runner with it as its only channel; the judge keeps
+the other end in a ``RunnerChannel``.
+
+The channel is where forgery would happen, so it is strict: each request carries a sequence
+number and the candidate's nonce (random, made by the judge), and exactly one reply per request
+is accepted, carrying both. A reply to nothing, a second reply, a line that is not JSON or one
+longer than ``MAX_REPLY_BYTES`` is ``ChannelViolation`` (verdict ``tampering``); a runner that
+dies, or that exits other than cleanly after ``exit``, is ``RunnerDied`` (``crashed``, or
+``oom`` when the template killed it for host memory); no reply in time is ``RunnerTimedOut``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgb_core.evaluation.sandbox import SandboxTool, command
+
+MAX_REPLY_BYTES = 16 << 20
+TEMPLATE_MODULE = "kgb_core.evaluation.template"
+
+
+class ChannelViolation(Exception):
+    """The runner's channel carried something the judge did not ask for."""
+
+
+class RunnerDied(Exception):
+    def __init__(self, message: str, returncode: int | None = None,
+                 killed_for_memory: int = 0) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.killed_for_memory = killed_for_memory
+
+
+class RunnerTimedOut(Exception):
+    pass
+
+
+class TemplateFailed(Exception):
+    """The template process could not start or stopped answering: a harness fault."""
+
+
+def _exit_text(returncode: int | None) -> str:
+    if returncode is None:
+        return "ended"
+    if returncode < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+class _Lines:
+    """JSON lines from a socket, with a size limit on each."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+        self.closed = False
+
+    def pending(self) -> bool:
+        return b"\n" in self.buffer
+
+    def fill(self) -> None:
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            self.closed = True
+        self.buffer += chunk
+        if len(self.buffer) > MAX_REPLY_BYTES and b"\n" not in self.buffer:
+            raise ChannelViolation(f"a message longer than {MAX_REPLY_BYTES} bytes")
+
+    def pop(self) -> dict[str, Any]:
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        if len(line) > MAX_REPLY_BYTES:
+            raise ChannelViolation(f"a message longer than {MAX_REPLY_BYTES} bytes")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise ChannelViolation(f"a line that is not JSON: {line[:80]!r}") from None
+        if not isinstance(message, dict):
+            raise ChannelViolation(f"a message that is not an object: {line[:80]!r}")
+        return message
+
+
+@dataclass
+class Exit:
+    returncode: int | None
+    killed_for_memory: int = 0
+    strays: int = 0
+
+
+class RunnerTemplate:
+    """The template process in its sandbox, serving one judge; one runner alive at a time."""
+
+    def __init__(self, tool: SandboxTool, config: dict[str, Any], env: dict[str, str],
+                 *, devices: list[str], masked: list[str], startup_timeout_s: float) -> None:
+        self.tool = tool
+        self.work = Path(tempfile.mkdtemp(prefix="kgb-runners-"))
+        os.chmod(self.work, 0o700)
+        self.log_path = self.work / "template.log"
+        control, theirs = socket.socketpair()
+        self.control = control
+        self._lines = _Lines(control)
+        self.exits: list[Exit] = []
+        template_env = {**env, "KGB_TEMPLATE_FD": str(theirs.fileno()),
+                        "KGB_TEMPLATE_CONFIG": json.dumps({**config,
+                                                           "sandboxed": tool.sandboxed})}
+        program = [sys.executable, "-P", "-m", TEMPLATE_MODULE]
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command(tool, program, writable=[str(self.work)], devices=devices,
+                        masked=masked),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                pass_fds=(theirs.fileno(),), env=template_env, cwd=str(self.work),
+                start_new_session=True)
+        theirs.close()
+        try:
+            message = self._next(startup_timeout_s)
+        except (RunnerTimedOut, TemplateFailed, ChannelViolation) as error:
+            self.close()
+            raise TemplateFailed(f"the runner template did not start ({error}); its log ends "
+                                 f"with: {self.log_tail()[-1500:]}") from None
+        if message.get("type") != "ready":
+            self.close()
+            raise TemplateFailed(f"the runner template did not start: "
+                                 f"{message.get('error', message)}\n"
+                                 f"{message.get('traceback', '')[-1500:]}")
+
+    def log_tail(self, limit: int = 4000) -> str:
+        try:
+            return self.log_path.read_bytes()[-limit:].decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _next(self, timeout_s: float) -> dict[str, Any]:
+        """The template's next message (it is harness code: trusted, but it may die)."""
+        deadline = time.monotonic() + timeout_s
+        while not self._lines.pending():
+            if self._lines.closed:
+                raise TemplateFailed(f"the runner template {_exit_text(self.process.poll())}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RunnerTimedOut()
+            ready, _, _ = select.select([self.control], [], [], min(remaining, 1.0))
+            if ready:
+                self._lines.fill()
+        return self._lines.pop()
+
+    def _take_exits(self, timeout_s: float = 0.0) -> None:
+        """Read whatever the template has said; only ``exited`` messages come unasked."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ready, _, _ = select.select([self.control], [], [],
+                                        max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return
+            self._lines.fill()
+            if self._lines.closed and not self._lines.pending():
+                raise TemplateFailed(f"the runner template {_exit_text(self.process.poll())}")
+            while self._lines.pending():
+                message = self._lines.pop()
+                if message.get("type") == "exited":
+                    self.exits.append(Exit(message.get("returncode"),
+                                           int(message.get("killed_for_memory") or 0),
+                                           int(message.get("strays") or 0)))
+            if self.exits:
+                return
+
+    def spawn(self, startup_timeout_s: float) -> "RunnerChannel":
+        folder = Path(tempfile.mkdtemp(prefix="runner-", dir=self.work))
+        ours, theirs = socket.socketpair()
+        self.exits.clear()
+        message = {"type": "spawn", "scratch": str(folder), "io": str(folder)}
+        try:
+            socket.send_fds(self.control, [(json.dumps(message) + "\n").encode()],
+                            [theirs.fileno()])
+        except OSError as error:
+            raise TemplateFailed(f"the runner template is gone ({error})") from None
+        finally:
+            theirs.close()
+        reply = self._next(startup_timeout_s)
+        while reply.get("type") == "exited":  # a previous runner's late news
+            reply = self._next(startup_timeout_s)
+        if reply.get("type") != "spawned":
+            raise TemplateFailed(f"the runner template could not fork: {reply}")
+        return RunnerChannel(self, ours, folder, int(reply["pid"]))
+
+    def kill_runner(self) -> None:
+        try:
+            self.control.sendall(b'{"type": "kill"}\n')
+        except OSError:
+            pass
+
+    def wait_exit(self, timeout_s: float) -> Exit:
+        deadline = time.monotonic() + timeout_s
+        while not self.exits:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RunnerTimedOut()
+            self._take_exits(remaining)
+        return self.exits[0]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+            self.process.wait()
+        try:
+            self.control.close()
+        except OSError:
+            pass
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+class RunnerChannel:
+    """The judge's end of one runner: requests out, exactly one checked reply back each."""
+
+    def __init__(self, template: RunnerTemplate, sock: socket.socket, folder: Path,
+                 pid: int) -> None:
+        self.template = template
+        self.sock = sock
+        self.folder = folder
+        self.pid = pid
+        self.nonce = secrets.token_hex(16)
+        self._seq = 0
+        self._lines = _Lines(sock)
+        self.ready: dict[str, Any] = {}
+
+    def log_tail(self, limit: int = 4000) -> str:
+        try:
+            data = (self.folder / "runner.log").read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", errors="replace")
+
+    def _died(self) -> RunnerDied:
+        try:
+            ended = self.template.wait_exit(10.0)
+        except (RunnerTimedOut, TemplateFailed):
+            return RunnerDied("the runner's channel closed", None)
+        return RunnerDied(f"the runner process {_exit_text(ended.returncode)}",
+                          ended.returncode, ended.killed_for_memory)
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        while not self._lines.pending():
+            if self._lines.closed:
+                raise self._died()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise RunnerTimedOut()
+            ready, _, _ = select.select([self.sock, self.template.control], [], [],
+                                        min(remaining, 1.0))
+            if self.template.control in ready:
+                self.template._take_exits()
+                if self.template.exits and not self._readable():
+                    raise self._died()
+            if self.sock in ready:
+                self._lines.fill()
+        return self._lines.pop()
+
+    def _readable(self) -> bool:
+        ready, _, _ = select.select([self.sock], [], [], 0)
+        return bool(ready) or self._lines.pending()
+
+    def wait_ready(self, timeout_s: float) -> dict[str, Any]:
+        message = self._receive(time.monotonic() + timeout_s)
+        if message.get("type") == "startup_failed":
+            raise TemplateFailed(f"the runner could not set up: {message.get('error')}\n"
+                                 f"{str(message.get('traceback', ''))[-1500:]}")
+        if message.get("type") != "ready":
+            raise ChannelViolation(f"the runner's first message was not 'ready': "
+                                   f"{str(message)[:120]}")
+        self.ready = message
+        return message
+
+    def request(self, payload: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """Send one request; the one reply to it, checked (its seq and nonce)."""
+        self._seq += 1
+        seq = self._seq
+        if self._lines.pending() or (self._readable() and self._peek_bytes()):
+            raise ChannelViolation("the runner sent a message nobody asked for")
+        try:
+            self.sock.sendall((json.dumps({**payload, "seq": seq, "nonce": self.nonce})
+                               + "\n").encode())
+        except OSError:
+            raise self._died() from None
+        reply = self._receive(deadline)
+        if reply.get("seq") != seq or reply.get("nonce") != self.nonce:
+            raise ChannelViolation(f"a reply that does not answer request {seq} of this "
+                                   f"candidate: {str(reply)[:120]}")
+        return reply
+
+    def _peek_bytes(self) -> bool:
+        try:
+            return bool(self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        except BlockingIOError:
+            return False
+        except OSError:
+            return False
+
+    def finish(self, timeout_s: float = 10.0) -> Exit:
+        """Ask the runner to exit; it must answer, send nothing more, and exit with 0."""
+        self.request({"op": "exit"}, time.monotonic() + timeout_s)
+        ended = self.template.wait_exit(timeout_s)
+        while self._readable():
+            self._lines.fill()
+            if self._lines.closed and not self._lines.pending():
+                break
+            if self._lines.pending() or self._lines.buffer:
+                raise ChannelViolation("the runner sent more after its last reply")
+        if ended.returncode != 0 or ended.killed_for_memory:
+            raise RunnerDied(f"the runner answered, then {_exit_text(ended.returncode)}",
+                             ended.returncode, ended.killed_for_memory)
+        return ended
+
+    def close(self) -> Exit | None:
+        """End the runner, whatever state it is in; what its end was, if the template said."""
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        ended = None
+        if self.template.alive:
+            if not self.template.exits:
+                self.template.kill_runner()
+            try:
+                ended = self.template.wait_exit(10.0)
+            except (RunnerTimedOut, TemplateFailed):
+                ended = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return ended

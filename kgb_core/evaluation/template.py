@@ -1,0 +1,269 @@
+"""The runner template: ``python -P -m kgb_core.evaluation.template``, inside the sandbox.
+
+Importing torch and triton costs seconds; a fresh process per candidate must not pay it. The
+template pays it once: it imports torch, triton, the runner's modules and the backend's module,
+installs the launch counter and warms the dispatch-mode machinery, and never initialises the
+device (a CUDA context does not survive ``fork``). Then, for each candidate, the judge asks it to
+``spawn``: it forks, and the child becomes that candidate's runner (``kgb_core.evaluation.runner``)
+with one socket to the judge, passed over the control socket, as its only descriptor beside
+its log. Nothing a runner does reaches the next one: each is a new process, its scratch folder
+is new, and when it ends the template kills whatever it left running and reports how it ended.
+
+The template itself is never a candidate's: it is not dumpable (no ``ptrace``, no
+``/proc/<pid>/mem`` for a runner of the same user), it runs no candidate code, and it is
+single-threaded so that ``fork`` is safe.
+
+Control protocol (JSON lines on the socket in ``KGB_TEMPLATE_FD``): the template says
+``ready``; the judge sends ``spawn`` (with the runner's socket attached, ``scratch``, ``io``,
+``nonce``), answered by ``spawned``; ``kill`` ends the current runner; when a runner ends, the
+template sends ``exited`` with its wait status, whether it was killed for host memory, and how
+many processes it left behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from kgb_core.evaluation.limits import apply_limits, resident_bytes
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+CHANNEL_FD = 3  # the runner's socket, in the runner
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def _preload(config: dict[str, Any]) -> Any:
+    """Everything a runner needs imported, and the launch counter installed; no device work."""
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+
+    from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
+    from kgb_core.evaluation.launches import LaunchCounter
+    from kgb_core.evaluation.recorder import TorchOpRecorder
+    from kgb_core import timing  # noqa: F401
+
+    backend = runner.load_backend(config["backend_module"], config["backend_name"])
+    backend.prepare_runner_template()
+    counter = LaunchCounter(max_num_warps=config.get("max_num_warps"),
+                            max_block_size=config.get("max_block_size"))
+    counter.install()
+    with TorchOpRecorder():  # the first dispatch mode imports torch._dynamo (about 1 s):
+        pass                 # pay it here, once, not in every runner
+    return counter
+
+
+def _live_processes() -> dict[int, int]:
+    """Every process this namespace shows that is not a zombie, with its session id."""
+    found: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z":
+            found[int(name)] = int(fields[3])
+    return found
+
+
+class Template:
+    def __init__(self, control: socket.socket, config: dict[str, Any], counter: Any) -> None:
+        self.control = control
+        self.config = config
+        self.counter = counter
+        self.sandboxed = bool(config.get("sandboxed"))
+        self.host_memory_limit = config.get("host_memory_limit")
+        self.limits = config.get("limits") or {}
+        self.child: int | None = None
+        self.child_scratch = ""
+        self.killed_for_memory = 0
+        self._buffer = b""
+        self._fds: list[int] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.control.sendall((json.dumps(message) + "\n").encode())
+
+    def serve(self) -> int:
+        self.send({"type": "ready", "pid": os.getpid(), "sandboxed": self.sandboxed})
+        while True:
+            ready, _, _ = select.select([self.control], [], [], 0.25 if self.child else None)
+            if ready:
+                data, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 4)
+                if not data:
+                    self._end_child()
+                    return 0
+                self._fds.extend(fds)
+                self._buffer += data
+                while b"\n" in self._buffer:
+                    line, _, self._buffer = self._buffer.partition(b"\n")
+                    self._handle(json.loads(line))
+            if self.child is not None:
+                self._watch_child()
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "spawn":
+            channel = self._fds.pop(0)
+            if self.child is not None:
+                os.close(channel)
+                self.send({"type": "error", "error": "a runner is still alive"})
+                return
+            self._spawn(channel, message)
+        elif kind == "kill" and self.child is not None:
+            self._kill_all()
+
+    def _spawn(self, channel: int, message: dict[str, Any]) -> None:
+        scratch = message["scratch"]
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                code = self._become_runner(channel, message)
+            finally:
+                os._exit(code)
+        os.close(channel)
+        self.child, self.child_scratch, self.killed_for_memory = pid, scratch, 0
+        self.send({"type": "spawned", "pid": pid})
+
+    def _become_runner(self, channel: int, message: dict[str, Any]) -> int:
+        parent = os.getppid()
+        os.setsid()
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the template died between fork and prctl
+            return 71
+        scratch = message["scratch"]
+        log = os.open(os.path.join(scratch, "runner.log"),
+                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.dup2(channel, CHANNEL_FD)
+        # Every other descriptor goes: the control socket, the template's files.
+        os.closerange(CHANNEL_FD + 1, 1 << 16)
+        os.chdir(scratch)
+        triton_cache = os.path.join(scratch, "triton-cache")
+        os.makedirs(triton_cache, exist_ok=True)
+        for name in ("HOME", "TMPDIR", "TMP", "TEMP"):
+            os.environ[name] = scratch
+        os.environ["TRITON_CACHE_DIR"] = triton_cache
+        apply_limits(self.limits)
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        from kgb_core.evaluation import runner
+
+        sock = socket.socket(fileno=CHANNEL_FD)
+        code = runner.serve(sock, runner.RunnerConfig.from_dict(self.config), self.counter,
+                            message["io"])
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:
+                pass
+        return code
+
+    def _watch_child(self) -> None:
+        assert self.child is not None
+        pid, status = os.waitpid(self.child, os.WNOHANG)
+        if pid == 0:
+            if self.host_memory_limit:
+                resident = resident_bytes(self.child)
+                if resident > self.host_memory_limit:
+                    self.killed_for_memory = resident
+                    self._kill_all()
+            return
+        self._report_exit(status)
+
+    def _report_exit(self, status: int) -> None:
+        strays = self._kill_all()
+        self.send({"type": "exited", "pid": self.child, "status": status,
+                   "returncode": os.waitstatus_to_exitcode(status),
+                   "killed_for_memory": self.killed_for_memory, "strays": strays})
+        self.child = None
+        self._clean_scratch()
+
+    def _strays(self) -> set[int]:
+        """Processes the runner may have left: in the sandbox's own PID namespace every one but
+        the init and the template; outside it, those still in the runner's session."""
+        me = os.getpid()
+        processes = _live_processes()
+        if self.sandboxed:
+            return {pid for pid in processes if pid not in (1, me)}
+        return {pid for pid, session in processes.items()
+                if pid != me and self.child is not None and session == self.child}
+
+    def _kill_all(self) -> int:
+        """Kill the runner and everything it left; returns how many others there were. The
+        runner itself is reaped by ``_watch_child``, never here."""
+        strays: set[int] = set()
+        for _ in range(200):
+            if self.child is not None:
+                try:
+                    os.killpg(self.child, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            others = self._strays() - {self.child}
+            strays |= others
+            for pid in others:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if not others:
+                break
+            time.sleep(0.01)
+        return len(strays)
+
+    def _end_child(self) -> None:
+        if self.child is not None:
+            self._kill_all()
+
+    def _clean_scratch(self) -> None:
+        """Inside the sandbox /tmp is the sandbox's own: nothing a runner put there stays."""
+        if self.sandboxed and os.path.isdir("/tmp"):
+            for entry in os.listdir("/tmp"):
+                path = os.path.join("/tmp", entry)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+
+
+def main() -> int:
+    control = socket.socket(fileno=int(os.environ.pop("KGB_TEMPLATE_FD")))
+    config = json.loads(os.environ.pop("KGB_TEMPLATE_CONFIG"))
+    _prctl(_PR_SET_DUMPABLE, 0)
+    try:
+        counter = _preload(config)
+    except Exception as error:  # the judge turns this into a clear error for the user
+        import traceback
+
+        control.sendall((json.dumps({"type": "startup_failed",
+                                     "error": f"{type(error).__name__}: {error}",
+                                     "traceback": traceback.format_exc()}) + "\n").encode())
+        return 1
+    return Template(control, config, counter).serve()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
