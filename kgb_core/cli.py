@@ -149,8 +149,13 @@ def doctor_command(backend: Optional[str] = typer.Option(None, "--backend", help
         selected = {"backend": chosen.name, "can_run": True, "why": note or "selected"}
     except UserError as error:
         selected = {"backend": backend, "can_run": False, "why": str(error)}
+    from kgb_core.evaluation.sandbox import find_sandbox
+
+    tool = find_sandbox()
+    runner_sandbox = {"sandbox": tool.name, "detail": tool.detail}
     if as_json:
-        _print_json({"backends": report, "broken_plugins": broken, "selected": selected})
+        _print_json({"backends": report, "broken_plugins": broken, "selected": selected,
+                     "runner_sandbox": runner_sandbox})
     else:
         for entry in report:
             state = "available" if entry["available"] else "NOT AVAILABLE"
@@ -169,6 +174,11 @@ def doctor_command(backend: Optional[str] = typer.Option(None, "--backend", help
         label = selected["backend"] or "auto-detected backend"
         verdict = "can run" if selected["can_run"] else "CANNOT run"
         typer.echo(f"\nselected: {label} {verdict}: {selected['why']}")
+        if tool.sandboxed:
+            typer.echo(f"runner sandbox: {tool.name}: {tool.detail}")
+        else:
+            typer.echo(f"runner sandbox: NONE: {tool.detail}; candidates would run "
+                       f"unsandboxed (results recorded with sandbox = none)")
     raise typer.Exit(0 if selected["can_run"] else 1)
 
 
@@ -195,7 +205,8 @@ def _read_candidate(path: Path) -> str:
 
 
 def _print_eval(result: EvalResult) -> None:
-    typer.echo(f"{result.op} on {result.backend_label}: {result.verdict}")
+    where = f" (sandbox: {result.sandbox})" if result.sandbox else ""
+    typer.echo(f"{result.op} on {result.backend_label}{where}: {result.verdict}")
     if result.message:
         typer.echo(f"  {result.message}")
     rows = [[c["case"], c["dtype"], c.get("seed", "-"), c["status"], c.get("max_abs_error"),
@@ -239,6 +250,10 @@ def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python 
     config = apply_overrides(RunConfig(), seeds=seeds, timeout_s=timeout)
     config.timing = not no_timing
     result = evaluate_file(reg, op, source, chosen, evaluation_settings(config))
+    if result.sandbox == "none":
+        from kgb_core.evaluation import sandbox
+
+        typer.echo(sandbox.warning(sandbox.find_sandbox()), err=True)
     if as_json:
         _print_json(result.to_dict())
     else:

@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from kgb_core.backends import Backend
@@ -25,7 +26,7 @@ from kgb_core.candidates import Candidate
 from kgb_core.config import RunConfig, validate_method_options
 from kgb_core.environment import describe_environment
 from kgb_core.errors import UserError
-from kgb_core.evaluation import harness_verdicts, verdicts
+from kgb_core.evaluation import harness_verdicts, sandbox, verdicts
 from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
                                          EvaluationPool, SlotUsage,
                                          check_workers_per_device, parse_devices)
@@ -174,7 +175,8 @@ def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
 def evaluation_settings(config: RunConfig) -> EvaluationSettings:
     return EvaluationSettings(seeds=tuple(config.seeds), timeout_s=config.timeout_s,
                               timing=config.timing, timing_settings=dict(config.timing_settings),
-                              worker_reuse=config.worker_reuse)
+                              worker_reuse=config.worker_reuse,
+                              hidden_paths=(str(Path(config.db).resolve()),))
 
 
 def make_pool(plan: SweepPlan) -> EvaluationPool:
@@ -213,12 +215,17 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
     pool = pool if pool is not None else make_pool(plan)
     with pool:
         worker_infos = pool.start()
+        unsandboxed = [info for info in worker_infos if info.get("sandbox") == sandbox.NONE]
+        if unsandboxed:  # once per sweep, whatever the number of workers
+            notes(sandbox.warning(sandbox.SandboxTool(sandbox.NONE,
+                                                      unsandboxed[0].get("sandbox_detail", ""))))
         if run_id is None:
             environment = describe_environment(registry, worker_infos[0])
             environment["evaluation"] = {
                 **pool.describe(), "concurrency": plan.config.concurrency,
                 "workers": [{key: info.get(key) for key in
-                             ("slot", "device_index", "device", "device_name", "host")}
+                             ("slot", "device_index", "device", "device_name", "host",
+                              "sandbox", "sandbox_detail")}
                             for info in worker_infos]}
             run_id = store.start_run(description, environment)
         else:

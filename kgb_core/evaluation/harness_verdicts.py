@@ -51,6 +51,11 @@ def left_processes(result: EvalResult, count: int) -> EvalResult:
                   f"own running after it exited; they were killed")
 
 
+def wrote_outside(result: EvalResult, names: list[str]) -> EvalResult:
+    return _ended(result, verdicts.TAMPERING, f"the runner wrote outside its scratch folder: "
+                  f"{', '.join(names[:5])}; it was removed")
+
+
 def harness_fault(result: EvalResult, message: str, log_tail: str = "") -> EvalResult:
     return _ended(result, verdicts.HARNESS_ERROR, message, log_tail)
 

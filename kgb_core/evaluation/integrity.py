@@ -1,9 +1,9 @@
 """The integrity guard: did the candidate replace something the verdict depends on?
 
-Before a candidate is imported, the worker records the identity of each attribute a cheat
+Before a candidate is imported, the runner records the identity of each attribute a cheat
 would patch: torch's comparison, allocation, random and CUDA timing functions, every method
 of ``torch.Tensor``, the clocks in ``time``, ``builtins``, Triton's launch entry points (which
-carry kgb's launch counter) and every attribute of every loaded kgb module. After the import
+carry kgb's launch counter) and every attribute of every loaded kgb module and of the classes they define. After the import
 and after every call the record is compared; a replaced or removed attribute is tampering.
 
 Only named attributes of torch's own modules are guarded, not their whole namespace: torch
@@ -61,6 +61,11 @@ def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
     for name, module in sorted(sys.modules.items()):
         if name.split(".")[0] in _HARNESS_PACKAGES and module is not None:
             guarded.append((name, module, None))
+            # The classes it defines too: a method replaced through the class (the timer's
+            # measure, the guard's own changes) is no module attribute.
+            for attribute, value in sorted(vars(module).items()):
+                if isinstance(value, type) and value.__module__ == name:
+                    guarded.append((f"{name}.{attribute}", value, None))
     return guarded
 
 

@@ -210,12 +210,15 @@ class Judge:
                                                log_tail=channel.log_tail())
         except ChannelViolation as violation:
             result = harness_verdicts.forged_channel(result, str(violation))
-        except TemplateFailed as failure:
-            result = harness_verdicts.harness_fault(result, str(failure),
-                                                    log_tail=self.template.log_tail())
+        except TemplateFailed as failure:  # it died while this candidate's runner lived
+            result = harness_verdicts.died(result, f"{failure} while this candidate ran",
+                                           None, log_tail=channel.log_tail())
         finally:
             ended = channel.close()
-        if ended is not None and ended.strays and result.passed:
+        written = self.template.stray_files(channel.folder)
+        if written:
+            result = harness_verdicts.wrote_outside(result, written)
+        elif ended is not None and ended.strays and result.passed:
             result = harness_verdicts.left_processes(result, ended.strays)
         if not self.template.alive:
             self._start_template()

@@ -180,7 +180,9 @@ class Runner:
         self._last_output_bytes: list[int] = []
         from kgb_core.evaluation.integrity import IntegrityGuard
 
-        self.guard = IntegrityGuard()
+        # Bound now, before any candidate code runs: replacing IntegrityGuard.changes later
+        # does not change this method object (and the guard reports the replacement).
+        self._guard_changes = IntegrityGuard().changes
 
     # -- requests ---------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -259,7 +261,7 @@ class Runner:
 
     # -- one instrumented call ---------------------------------------------------------------
     def _check_integrity(self, when: str) -> None:
-        changed = self.guard.changes()
+        changed = self._guard_changes()
         if changed:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
                                    f"{', '.join(changed[:5])}")

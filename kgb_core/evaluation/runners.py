@@ -19,7 +19,6 @@ import json
 import os
 import secrets
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -34,6 +33,7 @@ from kgb_core.evaluation.sandbox import SandboxTool, command
 
 MAX_REPLY_BYTES = 16 << 20
 TEMPLATE_MODULE = "kgb_core.evaluation.template"
+TEMPLATE_TMP = ".template"
 
 
 class ChannelViolation(Exception):
@@ -112,14 +112,24 @@ class RunnerTemplate:
     def __init__(self, tool: SandboxTool, config: dict[str, Any], env: dict[str, str],
                  *, devices: list[str], masked: list[str], startup_timeout_s: float) -> None:
         self.tool = tool
+        # The runners' folders, and nothing else: what a runner leaves here beside its own
+        # folder it wrote outside its scratch (``stray_files``). The template's log lies apart.
         self.work = Path(tempfile.mkdtemp(prefix="kgb-runners-"))
         os.chmod(self.work, 0o700)
-        self.log_path = self.work / "template.log"
+        # The template's own temporary folder (torch makes a cache folder at import); what is
+        # in it once the template is ready must be all there ever is.
+        self.template_tmp = self.work / TEMPLATE_TMP
+        self.template_tmp.mkdir()
+        descriptor, log_name = tempfile.mkstemp(prefix="kgb-template-", suffix=".log")
+        os.close(descriptor)
+        self.log_path = Path(log_name)
         control, theirs = socket.socketpair()
         self.control = control
         self._lines = _Lines(control)
         self.exits: list[Exit] = []
-        template_env = {**env, "KGB_TEMPLATE_FD": str(theirs.fileno()),
+        template_env = {**env, "TMPDIR": str(self.template_tmp),
+                        "TORCHINDUCTOR_CACHE_DIR": str(self.template_tmp / "inductor"),
+                        "KGB_TEMPLATE_FD": str(theirs.fileno()),
                         "KGB_TEMPLATE_CONFIG": json.dumps({**config,
                                                            "sandboxed": tool.sandboxed})}
         program = [sys.executable, "-P", "-m", TEMPLATE_MODULE]
@@ -142,6 +152,7 @@ class RunnerTemplate:
             raise TemplateFailed(f"the runner template did not start: "
                                  f"{message.get('error', message)}\n"
                                  f"{message.get('traceback', '')[-1500:]}")
+        self._template_files = _listing(self.template_tmp)
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
@@ -232,7 +243,42 @@ class RunnerTemplate:
             self.control.close()
         except OSError:
             pass
-        shutil.rmtree(self.work, ignore_errors=True)
+        remove_tree(str(self.work))
+        self.log_path.unlink(missing_ok=True)
+
+    def stray_files(self, own: Path) -> list[str]:
+        """What a runner wrote outside its own folder: entries of the work folder beside it,
+        and files added to the template's; each removed as found. Its own folder must still
+        be the folder the judge made, not a link put in its place."""
+        found = []
+        for entry in os.scandir(self.work):
+            if entry.name == TEMPLATE_TMP:
+                continue
+            if entry.path == str(own) and entry.is_dir(follow_symlinks=False):
+                continue
+            found.append(entry.name)
+            remove_tree(entry.path)
+        for path in _listing(self.template_tmp) - self._template_files:
+            found.append(f"{TEMPLATE_TMP}/{path}")
+            remove_tree(str(self.template_tmp / path))
+        return found
+
+
+def _listing(folder: Path) -> set[str]:
+    """Every path under ``folder``, relative, links not followed."""
+    found: set[str] = set()
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            found.add(os.path.relpath(os.path.join(root, name), folder))
+    return found
+
+
+def remove_tree(path: str) -> None:
+    """Remove a file or a folder of any depth, links not followed. ``rm`` rather than
+    ``shutil.rmtree``, which recurses once per level in Python (a runner can nest thousands)."""
+    if os.path.lexists(path):
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 class RunnerChannel:
@@ -350,5 +396,5 @@ class RunnerChannel:
                 ended = self.template.wait_exit(10.0)
             except (RunnerTimedOut, TemplateFailed):
                 ended = None
-        shutil.rmtree(self.folder, ignore_errors=True)
+        remove_tree(str(self.folder))
         return ended

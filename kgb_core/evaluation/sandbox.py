@@ -11,8 +11,8 @@ packaged by Debian, and code of our own around ``unshare`` would be code to get 
 Inside the sandbox the template (``kgb_core.evaluation.template``) forks one runner per
 candidate. What a runner sees:
 
-- the host file system read-only, with ``/tmp``, ``/run``, ``/var/run`` and ``/dev/shm`` empty
-  and private; the directories of every source plugin (references, held-out case tables) and
+- the host file system read-only, with ``/tmp``, ``/run``, ``/var/run`` and ``/var/tmp`` empty
+  and read-only too (``/dev/shm`` is the sandbox's own, emptied after every runner); the directories of every source plugin (references, held-out case tables) and
   the result store masked; the device files the backend names bound in; a fresh ``/dev``;
 - the judge's work folder, read-write, where each runner gets its own new folder (its scratch:
   home, temp and Triton cache, and the exchange files of its inputs and outputs);
@@ -59,7 +59,11 @@ class SandboxTool:
 
 
 def _base_arguments() -> list[str]:
-    arguments = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    # --as-pid-1: the template is the namespace's init, so no other process of the sandbox
+    # (bubblewrap's reaper included) is there for a runner to ptrace or signal, and signals a
+    # runner sends its init without a handler (SIGKILL) are ignored by the kernel.
+    arguments = ["--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session",
+                 "--cap-drop", "ALL",
                  "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for folder in _EMPTIED:
         if os.path.isdir(folder) and not os.path.islink(folder):
@@ -152,4 +156,9 @@ def command(tool: SandboxTool, program: Sequence[str], *, writable: Iterable[str
             arguments += ["--ro-bind", "/dev/null", path]
     for path in writable:
         arguments += ["--bind", path, path]
+    # The emptied folders become read-only last, so that writable folders bound inside them
+    # stay writable and a write anywhere else fails at once, with the error in the verdict.
+    for folder in _EMPTIED:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            arguments += ["--remount-ro", folder]
     return [*arguments, "--", *program]

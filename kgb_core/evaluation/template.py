@@ -49,7 +49,7 @@ def _prctl(option: int, value: int) -> None:
 
 def _preload(config: dict[str, Any]) -> Any:
     """Everything a runner needs imported, and the launch counter installed; no device work."""
-    import torch  # noqa: F401
+    import torch
     import triton  # noqa: F401
 
     from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
@@ -62,8 +62,10 @@ def _preload(config: dict[str, Any]) -> Any:
     counter = LaunchCounter(max_num_warps=config.get("max_num_warps"),
                             max_block_size=config.get("max_block_size"))
     counter.install()
-    with TorchOpRecorder():  # the first dispatch mode imports torch._dynamo (about 1 s):
-        pass                 # pay it here, once, not in every runner
+    # The first op dispatched under a mode imports torch._dynamo (1.5 s on this CPU): pay it
+    # here, once, on a host tensor (no device is touched), not in every runner.
+    with TorchOpRecorder():
+        torch.empty(1)
     return counter
 
 
@@ -164,6 +166,12 @@ class Template:
         for name in ("HOME", "TMPDIR", "TMP", "TEMP"):
             os.environ[name] = scratch
         os.environ["TRITON_CACHE_DIR"] = triton_cache
+        # torch remembers its inductor cache folder in the environment the first time it is
+        # asked (in the template, under another temporary folder): this runner's is its own.
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(scratch, "inductor-cache")
+        import tempfile
+
+        tempfile.tempdir = scratch  # the template may have cached another one
         apply_limits(self.limits)
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
@@ -181,18 +189,30 @@ class Template:
 
     def _watch_child(self) -> None:
         assert self.child is not None
-        pid, status = os.waitpid(self.child, os.WNOHANG)
-        if pid == 0:
-            if self.host_memory_limit:
-                resident = resident_bytes(self.child)
-                if resident > self.host_memory_limit:
-                    self.killed_for_memory = resident
-                    self._kill_all()
-            return
-        self._report_exit(status)
+        while True:  # in the sandbox the template is init: orphans come here to be reaped
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                break
+            if pid == self.child:
+                self._report_exit(status)
+                return
+        if self.host_memory_limit:
+            resident = resident_bytes(self.child)
+            if resident > self.host_memory_limit:
+                self.killed_for_memory = resident
+                self._kill_all()
 
     def _report_exit(self, status: int) -> None:
         strays = self._kill_all()
+        while True:  # reap what was just killed
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
         self.send({"type": "exited", "pid": self.child, "status": status,
                    "returncode": os.waitstatus_to_exitcode(status),
                    "killed_for_memory": self.killed_for_memory, "strays": strays})
@@ -204,8 +224,8 @@ class Template:
         the init and the template; outside it, those still in the runner's session."""
         me = os.getpid()
         processes = _live_processes()
-        if self.sandboxed:
-            return {pid for pid in processes if pid not in (1, me)}
+        if self.sandboxed:  # the template is init (pid 1) of the sandbox's PID namespace
+            return {pid for pid in processes if pid != me}
         return {pid for pid, session in processes.items()
                 if pid != me and self.child is not None and session == self.child}
 
@@ -236,17 +256,18 @@ class Template:
             self._kill_all()
 
     def _clean_scratch(self) -> None:
-        """Inside the sandbox /tmp is the sandbox's own: nothing a runner put there stays."""
-        if self.sandboxed and os.path.isdir("/tmp"):
-            for entry in os.listdir("/tmp"):
-                path = os.path.join("/tmp", entry)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(path)
-                    except OSError:
-                        pass
+        """Inside the sandbox /dev/shm is the sandbox's own: nothing a runner put there stays."""
+        if not self.sandboxed or not os.path.isdir("/dev/shm"):
+            return
+        for entry in os.listdir("/dev/shm"):
+            path = os.path.join("/dev/shm", entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
 
 
 def main() -> int:

@@ -1,0 +1,207 @@
+"""What a runner cannot reach: the store, the harness after it dies, other candidates.
+
+The adversarial corpus (tests/adversarial/) checks one verdict per trick; these check what the
+verdict alone cannot show: that the file of the store is untouched, that a killed harness leaves
+no process behind, that a store someone else altered is refused, and that without the sandbox
+every result says so.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kgb_core.errors import UserError
+from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.sandbox import find_sandbox
+from kgb_core.store import ResultStore
+
+from conftest import kgb
+
+SANDBOXED = find_sandbox().sandboxed
+needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason=f"no sandbox here: "
+                                                          f"{find_sandbox().detail}")
+
+ZEROS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fill(out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.zeros((BLOCK,), dtype=out_ptr.dtype.element_ty),
+             mask=offsets < n)
+
+
+def _zeros_like(x):
+    out = torch.empty_like(x)
+    _fill[(triton.cdiv(x.numel(), 1024),)](out, x.numel(), BLOCK=1024)
+    return out
+'''
+
+
+def _store_attack(path: Path) -> str:
+    """A candidate that knows where the store is: it reads it, then adds a forging trigger."""
+    return ZEROS + textwrap.dedent(f'''
+        _os = torch.os
+        _PATH = {str(path)!r}
+
+
+        def kernel(x):
+            try:
+                fd = _os.open(_PATH, _os.O_RDONLY)
+                head = _os.read(fd, 16)
+                _os.close(fd)
+            except OSError:
+                head = b""
+            if head.startswith(b"SQLite format"):
+                raise RuntimeError("read the store")
+            sqlite3 = torch.sys.modules["sqlite3"]
+            try:
+                connection = sqlite3.connect(_PATH)
+                connection.execute("CREATE TRIGGER forge AFTER INSERT ON results BEGIN "
+                                   "UPDATE results SET verdict='pass' WHERE id=NEW.id; END")
+                connection.commit()
+            except sqlite3.Error:
+                pass
+            return _zeros_like(x)
+        ''')
+
+
+@needs_sandbox
+def test_a_runner_that_knows_the_stores_path_can_neither_read_nor_alter_it(tmp_path, registry):
+    import sqlite3 as _preload  # noqa: F401 - the candidate finds it in torch.sys.modules
+
+    db = tmp_path / "results.db"
+    ResultStore(db).close()
+    before = db.read_bytes()
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False,
+                                  hidden_paths=(str(db),))
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        result = evaluator.evaluate("aten.neg", _store_attack(db))
+    assert result.verdict == verdicts.WRONG_OUTPUT, result.message
+    assert db.read_bytes() == before
+    ResultStore(db).close()  # no foreign trigger: it opens
+
+
+def test_a_store_holding_a_trigger_kgb_did_not_create_is_refused(tmp_path):
+    db = tmp_path / "results.db"
+    ResultStore(db).close()
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TRIGGER forge AFTER INSERT ON results BEGIN "
+                           "UPDATE results SET verdict='pass' WHERE id=NEW.id; END")
+    with pytest.raises(UserError, match="trigger 'forge'"):
+        ResultStore(db)
+    done = kgb("report", "--db", str(db))
+    assert done.returncode == 2 and done.stderr.startswith("error:"), done.stderr
+    assert "kgb never creates" in done.stderr
+    merged = kgb("merge", str(db), "-o", str(tmp_path / "all.db"))
+    assert merged.returncode == 2 and "trigger 'forge'" in merged.stderr
+
+
+def test_a_store_holding_a_view_is_refused(tmp_path):
+    db = tmp_path / "results.db"
+    ResultStore(db).close()
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE VIEW passes AS SELECT * FROM results")
+    with pytest.raises(UserError, match="view 'passes'"):
+        ResultStore(db)
+
+
+HANGING = ZEROS + '''
+
+def kernel(x):
+    while True:
+        pass
+'''
+
+HARNESS = '''
+import sys
+from kgb_core.plugins import load_registry
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+registry = load_registry()
+settings = EvaluationSettings(seeds=(0,), timeout_s=600, timing=False)
+with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+    evaluator.evaluate("aten.neg", open(sys.argv[1]).read())
+'''
+
+
+def _marked(marker: bytes) -> list[int]:
+    """Processes whose environment holds the marker (their command lines vary)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            if marker in Path(f"/proc/{name}/environ").read_bytes():
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
+def test_nothing_outlives_a_harness_killed_while_a_candidate_hangs(tmp_path):
+    marker = f"KGB_TEST_MARKER=harness-kill-{os.getpid()}-{time.time_ns()}"
+    candidate = tmp_path / "hang.py"
+    candidate.write_text(HANGING)
+    env = {**os.environ, marker.split("=")[0]: marker.split("=")[1]}
+    harness = subprocess.Popen([sys.executable, "-c", HARNESS, str(candidate)], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        # Wait for the harness, its judge, the template and a runner spinning in kernel(...).
+        while time.monotonic() < deadline and len(_marked(marker.encode())) < 4:
+            time.sleep(0.5)
+        assert len(_marked(marker.encode())) >= 4, "the runner never started"
+        time.sleep(1.0)
+    finally:
+        harness.send_signal(signal.SIGKILL)
+        harness.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _marked(marker.encode()):
+        time.sleep(0.25)
+    assert _marked(marker.encode()) == [], "processes outlived their harness"
+
+
+def test_without_the_sandbox_every_result_says_so(monkeypatch, registry):
+    monkeypatch.setenv("KGB_SANDBOX", "none")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    spec = registry.operator("aten.neg")
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        info = evaluator.start()
+        result = evaluator.evaluate(spec.id, spec.reference_kernel())
+    assert info["sandbox"] == "none" and "KGB_SANDBOX=none" in info["sandbox_detail"]
+    assert result.verdict == verdicts.PASS and result.sandbox == "none"
+
+
+def test_a_sweep_without_the_sandbox_warns_once_and_records_it(tmp_path):
+    db = tmp_path / "r.db"
+    done = kgb("run", "--op", "aten.neg", "--op", "aten.relu", "--backend", "cpu", "--db",
+               str(db), "--no-timing", "--seed", "0", env={"KGB_SANDBOX": "none"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("WITHOUT an OS sandbox") == 1, done.stderr
+    with ResultStore(db) as store:
+        rows = store.results()
+    assert rows and all('"sandbox": "none"' in row["detail"] for row in rows)
+
+
+@needs_sandbox
+def test_a_sandboxed_sweep_records_bwrap_in_every_result(tmp_path):
+    db = tmp_path / "r.db"
+    done = kgb("run", "--op", "aten.neg", "--backend", "cpu", "--db", str(db), "--no-timing",
+               "--seed", "0")
+    assert done.returncode == 0, done.stderr
+    assert "WITHOUT an OS sandbox" not in done.stderr
+    with ResultStore(db) as store:
+        rows = store.results()
+    assert rows and all('"sandbox": "bwrap"' in row["detail"] for row in rows)
