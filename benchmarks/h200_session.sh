@@ -19,7 +19,7 @@
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
-# KGB_COMMIT (recorded in environment.txt). Carry .device to resume a sweep, and take the
+# KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
 set -uo pipefail
@@ -44,10 +44,25 @@ for project in plugins/*/pyproject.toml; do
         >/dev/null 2>&1 || echo "pip install of $(dirname "$project") failed" >&2
 done
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+# The runners' sandbox: that machine has no registry, so bubblewrap travels as Debian packages
+# (.dev/*.deb, fetched here with `apt-get download bubblewrap libcap2 libselinux1
+# libpcre2-8-0`), unpacked under /tmp/bw, never over /; their libraries only where the
+# machine lacks them.
+if ! command -v bwrap >/dev/null 2>&1 && ls .dev/bubblewrap_*.deb >/dev/null 2>&1; then
+  for deb in .dev/*.deb; do dpkg -x "$deb" /tmp/bw; done
+  if ldd /tmp/bw/usr/bin/bwrap | grep -q "not found"; then
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=/tmp/bw/lib/x86_64-linux-gnu:/tmp/bw/usr/lib/x86_64-linux-gnu exec /tmp/bw/usr/bin/bwrap "$@"\n' > /tmp/bw/bwrap
+    chmod +x /tmp/bw/bwrap && export KGB_BWRAP=/tmp/bw/bwrap
+  else
+    export KGB_BWRAP=/tmp/bw/usr/bin/bwrap
+  fi
+fi
 git_commit=${KGB_COMMIT:-unknown}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
-  echo "kgb commit $git_commit"; date -u; } > "$OUT/environment.txt" 2>&1
+  echo "kgb commit $git_commit"; date -u
+  python3 -c "from kgb_core.evaluation.sandbox import find_sandbox as f; t = f(); print('runner sandbox:', t.name, '-', t.detail)"
+} > "$OUT/environment.txt" 2>&1
 # copy_store SRC DST: a store is in WAL mode, and a sweep cut by its deadline leaves its last
 # rows in SRC-wal, which a plain cp leaves behind: SQLite's backup copies them too.
 copy_store() {
@@ -113,6 +128,13 @@ for step in $steps; do
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
           > "$OUT/timer_fidelity.txt" 2>&1
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
+    cost)
+      # Per-candidate cost of a fresh sandboxed runner against the worker of an older kgb
+      # (.old: `git worktree add .old b11daf7`, carried), same candidate and distinct ones.
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/worker_overhead.py --backend nvidia \
+          --op aten.neg --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" --timed-ops "" \
+          ${KGB_BASELINE_TREE:+--baseline-tree "$KGB_BASELINE_TREE"} > "$OUT/cost.txt" 2>&1
+      echo "cost exit $?" >> "$OUT/cost.txt" ;;
     overhead)
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
           --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" \

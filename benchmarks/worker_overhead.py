@@ -1,18 +1,24 @@
-"""Per-candidate cost of the sandbox, and the harness's overhead against the kernel work it times.
+"""Per-candidate cost of a fresh runner, and the harness's overhead against the kernel work it times.
 
 ``python benchmarks/worker_overhead.py --backend cpu --candidates 5`` prints two tables.
 
-1. **Sandbox cost**: the reference kernel of one small operator (``--op``), checked on one
-   seed without timing, with a fresh worker per candidate against a reused one: mostly process
-   start, torch/triton import and device setup (fresh) versus only the job's own work (reused).
+1. **Per-candidate cost**: seconds per candidate through one long-lived judge, each candidate in
+   a fresh runner forked from the pre-imported template, in the OS sandbox (as every sweep
+   runs); the same without the sandbox (``KGB_SANDBOX=none``); and with a fresh judge per
+   candidate (``worker_reuse=False``: torch imported twice per candidate, judge and template).
+   Two workloads: the same candidate (``--op``'s reference kernel) again and again, and
+   ``--distinct`` operators' reference kernels once each (a sweep's reality: every candidate's
+   kernels compile anyway). ``--baseline-tree DIR`` adds the same rows measured with an older kgb
+   checkout (``git worktree add DIR b11daf7``: the worker that ran candidates in its own process,
+   reused or fresh), run from that tree in a subprocess, so one table compares them.
 
 2. **Overhead against kernel time** (``--timed-ops``, default a handful of ATen operators whose
    large cases run 50 us and more on a GPU): each operator's reference kernel evaluated *with*
-   timing, fresh and reused worker. For one evaluation,
+   timing, fresh and reused judge. For one evaluation,
    - *kernel work* is what the timer measured: over every timed case, candidate and baseline,
      the median times the repetitions (``sum(median_ms * repetitions)``);
-   - *overhead* is the evaluation's wall time minus that kernel work: worker start (fresh),
-     correctness trials, anti-cheat probes, inputs, warm-ups, cache flushes, IPC;
+   - *overhead* is the evaluation's wall time minus that kernel work: judge start (fresh),
+     runner start, correctness trials, anti-cheat probes, inputs, warm-ups, cache flushes, IPC;
    - *overhead %* is overhead over kernel work, the issue's target being at most 5 % for kernels
      of 50 us and more. A row whose candidate median is under 50 us is shown, but marked.
 
@@ -23,6 +29,10 @@ interpreter's pipeline, not a GPU's.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
@@ -30,25 +40,61 @@ from kgb_core.plugins import load_registry
 from kgb_core.report import render_table
 
 DEFAULT_TIMED_OPS = "aten.add,aten.softmax,aten.mm,aten.sum,aten.layer_norm"
+DEFAULT_DISTINCT = "aten.relu,aten.add,aten.mul,aten.exp,aten.abs,aten.sigmoid"
 KERNEL_FLOOR_MS = 0.05
 TARGET_OVERHEAD_PCT = 5.0
 
+# Runs in a subprocess, in this tree or in a baseline tree: seconds per candidate, as JSON.
+_MEASURE = """
+import json, sys, time
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.plugins import load_registry
+backend_name, ops, repeat, reuse = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4] == "1"
+registry = load_registry()
+sources = [(op, registry.operator(op).reference_kernel()) for op in ops]
+settings = EvaluationSettings(seeds=(0,), timing=False, worker_reuse=reuse)
+with Evaluator.for_backend(registry.backend(backend_name), settings) as evaluator:
+    info = evaluator.start() if reuse else {}
+    if repeat:
+        evaluator.evaluate(*sources[0])  # compiled once, as a warm worker would have it
+    started = time.perf_counter()
+    for op, source in (sources[:1] * repeat) or sources:
+        result = evaluator.evaluate(op, source)
+        if not result.passed:
+            raise SystemExit(f"{op}: {result.verdict}: {result.message}")
+    seconds = (time.perf_counter() - started) / (repeat or len(sources))
+print(json.dumps({"seconds": seconds, "sandbox": getattr(result, "sandbox", "") or "in-process"}))
+"""
 
-def seconds_per_candidate(backend_name: str, op_id: str, candidates: int, reuse: bool) -> float:
-    registry = load_registry()
-    backend = registry.backend(backend_name)
-    source = registry.operator(op_id).reference_kernel()
-    settings = EvaluationSettings(seeds=(0,), timing=False, worker_reuse=reuse)
-    with Evaluator.for_backend(backend, settings) as evaluator:
-        if reuse:
-            evaluator.start()  # a sweep starts its worker once, before the first candidate
-            evaluator.evaluate(op_id, source)  # and compiles the kernel once
-        started = time.perf_counter()
-        for _ in range(candidates):
-            result = evaluator.evaluate(op_id, source)
-            if not result.passed:
-                raise SystemExit(f"{op_id}: {result.verdict}: {result.message}")
-        return (time.perf_counter() - started) / candidates
+
+def seconds_per_candidate(backend_name: str, ops: list[str], repeat: int, reuse: bool,
+                          tree: str | None = None, env: dict[str, str] | None = None) -> dict:
+    """Measured in a subprocess: of this tree, or of ``tree`` (an older kgb checkout)."""
+    environment = {**os.environ, **(env or {})}
+    if tree:
+        environment["PYTHONPATH"] = os.path.abspath(tree)
+    done = subprocess.run([sys.executable, "-c", _MEASURE, backend_name, ",".join(ops),
+                           str(repeat), "1" if reuse else "0"], capture_output=True, text=True,
+                          env=environment, cwd=os.path.abspath(tree) if tree else None)
+    if done.returncode != 0:
+        raise SystemExit(f"measuring {ops} in {tree or 'this tree'} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cost_rows(args: argparse.Namespace) -> list[list[str]]:
+    distinct = [op for op in args.distinct.split(",") if op]
+    setups = [("this kgb: judge reused, fresh runner per candidate", None, True, {}),
+              ("this kgb, KGB_SANDBOX=none", None, True, {"KGB_SANDBOX": "none"}),
+              ("this kgb: fresh judge per candidate", None, False, {})]
+    if args.baseline_tree:
+        setups += [("baseline tree: worker reused", args.baseline_tree, True, {}),
+                   ("baseline tree: fresh worker per candidate", args.baseline_tree, False, {})]
+    rows = []
+    for label, tree, reuse, env in setups:
+        same = seconds_per_candidate(args.backend, [args.op], args.candidates, reuse, tree, env)
+        apart = seconds_per_candidate(args.backend, distinct, 0, reuse, tree, env)
+        rows.append([label, same["sandbox"], f"{same['seconds']:.3f}", f"{apart['seconds']:.3f}"])
+    return rows
 
 
 def kernel_work_ms(timings: list[dict]) -> float:
@@ -73,7 +119,7 @@ def timed_overhead(backend_name: str, op_id: str, reuse: bool) -> dict:
         raise SystemExit(f"{op_id}: {result.verdict}: {result.message}")
     work = kernel_work_ms(result.timings)
     medians = [t["candidate"]["median_ms"] for t in result.timings]
-    return {"op": op_id, "worker": "reused" if reuse else "fresh", "wall_ms": wall_ms,
+    return {"op": op_id, "worker": "judge reused" if reuse else "fresh judge", "wall_ms": wall_ms,
             "kernel_work_ms": work, "overhead_ms": wall_ms - work,
             "overhead_pct": 100.0 * (wall_ms - work) / work if work > 0 else None,
             "timed_cases": len(result.timings),
@@ -86,16 +132,19 @@ def main() -> None:
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--op", default="aten.neg")
     parser.add_argument("--candidates", type=int, default=5)
+    parser.add_argument("--distinct", default=DEFAULT_DISTINCT,
+                        help="comma-separated operators whose reference kernels are evaluated "
+                             "once each")
+    parser.add_argument("--baseline-tree", default=None,
+                        help="an older kgb checkout to measure the same rows with")
     parser.add_argument("--timed-ops", default=DEFAULT_TIMED_OPS,
                         help="comma-separated operators for the overhead-vs-kernel table "
                              "('' to skip it)")
     args = parser.parse_args()
-    fresh = seconds_per_candidate(args.backend, args.op, args.candidates, reuse=False)
-    reused = seconds_per_candidate(args.backend, args.op, args.candidates, reuse=True)
-    print(f"backend {args.backend}, op {args.op}, {args.candidates} candidates each")
-    print(render_table(["worker", "s per candidate"],
-                       [["fresh per candidate", f"{fresh:.3f}"], ["reused", f"{reused:.3f}"],
-                        ["saved by reuse", f"{fresh - reused:.3f}"]]))
+    print(f"backend {args.backend}; same candidate: {args.op} x {args.candidates} (after one "
+          f"warm-up); distinct: {args.distinct}")
+    print(render_table(["setup", "sandbox", "s per candidate (same)",
+                        "s per candidate (distinct)"], cost_rows(args)))
     ops = [op for op in args.timed_ops.split(",") if op]
     if not ops:
         return

@@ -267,18 +267,21 @@ class Evaluation:
     # -- calls through the runner --------------------------------------------------------------
     def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
         """One request; a failure the runner reports ends the evaluation with its verdict."""
-        path = None
+        name = None
         if inputs is not None:
             packed = exchange.pack(list(inputs))
             name = f"in-{time.monotonic_ns()}.bin"
-            path = os.path.join(self.channel.folder, name)
-            packed.write(path)
+            try:
+                packed.write(name, dir_fd=self.channel.folder_fd)
+            except OSError as error:
+                raise ChannelViolation(f"nothing where its folder was, for its inputs "
+                                       f"({error.strerror})") from None
             payload = {**payload, "inputs": packed.tree, "file": name}
         try:
             reply = self.channel.request(payload, self.deadline)
         finally:
-            if path is not None:
-                _unlink(path)
+            if name is not None:
+                self.channel.unlink(name)
         failure = reply.get("failure")
         if failure is not None:
             verdict = failure.get("verdict") if isinstance(failure, dict) else None
@@ -294,13 +297,13 @@ class Evaluation:
                    "written": list(self.spec.mutated_args)}
         reply = self._request(payload, inputs=inputs)
         try:
-            path = os.path.join(self.channel.folder, str(reply["file"]))
-            if os.path.dirname(os.path.normpath(path)) != os.path.normpath(self.channel.folder):
-                raise exchange.ExchangeError("an output file outside the runner's folder")
+            name = str(reply["file"])
+            if name != os.path.basename(name) or name.startswith("."):
+                raise exchange.ExchangeError(f"an output file named {name[:80]!r}")
             try:
-                blob = exchange.read_file(path, MAX_EXCHANGE_BYTES)
+                blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
             finally:
-                _unlink(path)
+                self.channel.unlink(name)
             actual, inputs_after = exchange.unpack(reply["tree"], blob, self.device)
             launches = int(reply.get("launches") or 0)
         except (KeyError, TypeError, ValueError, OSError) as error:
@@ -450,12 +453,6 @@ class Evaluation:
 
         return max(small, key=size)
 
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 __all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",

@@ -53,9 +53,11 @@ class Packed:
     tree: Any
     storages: list[bytes | memoryview] = field(default_factory=list)
 
-    def write(self, path: str) -> int:
-        """Write the storages to ``path`` (created anew); returns the bytes written."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    def write(self, path: str, dir_fd: int | None = None) -> int:
+        """Write the storages to ``path`` (created anew; relative to ``dir_fd`` when given);
+        returns the bytes written."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600,
+                     dir_fd=dir_fd)
         written = 0
         with os.fdopen(fd, "wb") as out:
             for data in self.storages:
@@ -120,10 +122,10 @@ def pack(value: Any, *, opaque: bool = False) -> Packed:
     return packed
 
 
-def read_file(path: str, limit_bytes: int) -> torch.Tensor:
+def read_file(path: str, limit_bytes: int, dir_fd: int | None = None) -> torch.Tensor:
     """The file's bytes as a uint8 tensor; refused when it is no plain file or is too large."""
     # No link followed, and no FIFO or device opened for long: the folder is the runner's.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -148,15 +150,23 @@ def read_file(path: str, limit_bytes: int) -> torch.Tensor:
 
 def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:
     """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``."""
-    storages: dict[int, torch.UntypedStorage] = {}
+    storages: dict[int, tuple[int, torch.UntypedStorage]] = {}
 
     def storage_at(at: int, nbytes: int) -> torch.UntypedStorage:
-        if at not in storages:
-            if at < 0 or nbytes < 0 or at + nbytes > blob.numel():
-                raise ExchangeError(f"a storage of {nbytes} bytes at {at} lies outside the "
-                                    f"{blob.numel()} bytes handed over")
-            storages[at] = blob[at:at + nbytes].to(device, copy=True).untyped_storage()
-        return storages[at]
+        if at in storages:
+            if storages[at][0] != nbytes:
+                raise ExchangeError(f"two sizes given for the storage at {at}")
+            return storages[at][1]
+        if at < 0 or nbytes < 0 or at + nbytes > blob.numel():
+            raise ExchangeError(f"a storage of {nbytes} bytes at {at} lies outside the "
+                                f"{blob.numel()} bytes handed over")
+        # Storages may not overlap: then what is rebuilt never exceeds the bytes handed over
+        # (a description naming one region many times would make copies without end).
+        for other, (size, _) in storages.items():
+            if at < other + size and other < at + nbytes:
+                raise ExchangeError(f"the storages at {at} and {other} overlap")
+        storages[at] = (nbytes, blob[at:at + nbytes].to(device, copy=True).untyped_storage())
+        return storages[at][1]
 
     def visit(node: Any) -> Any:
         if not isinstance(node, dict) or len(node) != 1:

@@ -52,6 +52,14 @@ def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
     ]
     guarded += [(f"{cls.__module__}.{cls.__qualname__}", cls, ("run", "__getitem__"))
                 for cls in launch_classes()]
+    # What the runner's channel is made of: its replies are JSON over a socket.
+    import json.decoder
+    import json.encoder
+    import socket
+
+    guarded += [("json", json, None), ("json.encoder", json.encoder, None),
+                ("json.decoder", json.decoder, None), ("json.JSONEncoder", json.JSONEncoder, None),
+                ("json.JSONDecoder", json.JSONDecoder, None), ("socket.socket", socket.socket, None)]
     try:
         import triton.testing as triton_testing
     except ImportError:  # pragma: no cover

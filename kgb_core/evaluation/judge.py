@@ -195,7 +195,7 @@ class Judge:
         result = evaluation.result
         try:
             channel.wait_ready(max(1.0, deadline - time.monotonic()))
-            (channel.folder / "candidate.py").write_text(source)
+            channel.write_file("candidate.py", source.encode())
             result = evaluation.run("candidate.py")
             channel.finish()
         except RunnerTimedOut:
@@ -216,6 +216,7 @@ class Judge:
         finally:
             ended = channel.close()
         written = self.template.stray_files(channel.folder)
+        channel.remove_folder()
         if written:
             result = harness_verdicts.wrote_outside(result, written)
         elif ended is not None and ended.strays and result.passed:

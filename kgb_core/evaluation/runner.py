@@ -260,6 +260,9 @@ class Runner:
         return {"timing": timing.to_dict()}
 
     # -- one instrumented call ---------------------------------------------------------------
+    def changes(self) -> list[str]:
+        return self._guard_changes()
+
     def _check_integrity(self, when: str) -> None:
         changed = self._guard_changes()
         if changed:
@@ -321,22 +324,41 @@ class Runner:
         return actual
 
 
+# Bound when the template imports this module, before any candidate runs: a candidate that
+# replaces json.dumps or socket.sendall later does not change what the runner sends (and the
+# integrity guard, which covers json and socket, reports the replacement).
+_ENCODE = json.JSONEncoder(default=str).encode
+_DECODE = json.JSONDecoder().decode
+_SENDALL = socket.socket.sendall
+_RECV = socket.socket.recv
+
+
 def _send(channel: socket.socket, message: dict[str, Any]) -> None:
-    channel.sendall((json.dumps(message, default=str) + "\n").encode())
+    _SENDALL(channel, (_ENCODE(message) + "\n").encode())
+
+
+def _send_tampering(channel: socket.socket, reply: dict[str, Any], changed: list[str]) -> None:
+    """A tampering reply built without the (maybe replaced) JSON machinery."""
+    seq = int(reply.get("seq") or 0)
+    nonce = "".join(c for c in str(reply.get("nonce")) if c in "0123456789abcdef")
+    what = "".join(c for c in ", ".join(changed[:5]) if c.isalnum() or c in "._, ()")
+    _SENDALL(channel, (f'{{"seq": {seq}, "nonce": "{nonce}", "failure": {{"verdict": '
+                       f'"{verdicts.TAMPERING}", "message": "the candidate replaced {what}"}}}}'
+                       "\n").encode())
 
 
 def _requests(channel: socket.socket):  # noqa: ANN202 - a generator of requests
     buffer = b""
     while True:
         while b"\n" not in buffer:
-            chunk = channel.recv(1 << 20)
+            chunk = _RECV(channel, 1 << 20)
             if not chunk:
                 return
             buffer += chunk
             if len(buffer) > MAX_REQUEST_BYTES:
                 return
         line, _, buffer = buffer.partition(b"\n")
-        yield json.loads(line)
+        yield _DECODE(line.decode())
 
 
 def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: str) -> int:
@@ -361,5 +383,9 @@ def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: st
         except Exception as error:  # the runner's own part failed on this candidate's output
             reply["failure"] = {"verdict": verdicts.RUNTIME_ERROR,
                                 "message": short_traceback(error, runner.path)}
-        _send(channel, reply)
+        changed = runner.changes()  # what the reply is built with must be what it was
+        if changed:
+            _send_tampering(channel, reply, changed)
+        else:
+            _send(channel, reply)
     return 3

@@ -290,6 +290,9 @@ class RunnerChannel:
         self.sock = sock
         self.folder = folder
         self.pid = pid
+        # Every file of the exchange goes through this descriptor of the folder the judge made:
+        # a runner that swaps its folder for a link cannot send the judge's writes elsewhere.
+        self.folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self.nonce = secrets.token_hex(16)
         self._seq = 0
         self._lines = _Lines(sock)
@@ -297,10 +300,31 @@ class RunnerChannel:
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
-            data = (self.folder / "runner.log").read_bytes()
+            fd = os.open("runner.log", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                         dir_fd=self.folder_fd)
         except OSError:
             return ""
-        return data[-limit:].decode("utf-8", errors="replace")
+        try:
+            size = os.fstat(fd).st_size
+            os.lseek(fd, max(0, size - limit), os.SEEK_SET)
+            data = os.read(fd, limit)
+        except OSError:
+            data = b""
+        finally:
+            os.close(fd)
+        return data.decode("utf-8", errors="replace")
+
+    def write_file(self, name: str, data: bytes) -> None:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600,
+                     dir_fd=self.folder_fd)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+
+    def unlink(self, name: str) -> None:
+        try:
+            os.unlink(name, dir_fd=self.folder_fd)
+        except OSError:
+            pass
 
     def _died(self) -> RunnerDied:
         try:
@@ -383,11 +407,13 @@ class RunnerChannel:
         return ended
 
     def close(self) -> Exit | None:
-        """End the runner, whatever state it is in; what its end was, if the template said."""
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        """End the runner, whatever state it is in; what its end was, if the template said.
+        Its folder stays until ``remove_folder``."""
+        for closer in (self.sock.close, lambda: os.close(self.folder_fd)):
+            try:
+                closer()
+            except OSError:
+                pass
         ended = None
         if self.template.alive:
             if not self.template.exits:
@@ -396,5 +422,8 @@ class RunnerChannel:
                 ended = self.template.wait_exit(10.0)
             except (RunnerTimedOut, TemplateFailed):
                 ended = None
-        remove_tree(str(self.folder))
         return ended
+
+    def remove_folder(self) -> None:
+        """After ``close`` and the judge's look at the work folder (``stray_files``)."""
+        remove_tree(str(self.folder))

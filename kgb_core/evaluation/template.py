@@ -231,22 +231,35 @@ class Template:
 
     def _kill_all(self) -> int:
         """Kill the runner and everything it left; returns how many others there were. The
-        runner itself is reaped by ``_watch_child``, never here."""
+        runner itself is reaped by ``_watch_child``, never here.
+
+        Everything seen is stopped first and killed only once a scan finds no process that is
+        not stopped: a chain of processes that each fork a successor and exit would otherwise
+        outrun a scan-then-kill loop (a stopped process forks nothing)."""
+        if self.child is not None:
+            try:
+                os.killpg(self.child, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         strays: set[int] = set()
-        for _ in range(200):
-            if self.child is not None:
+        for _ in range(2000):
+            others = self._strays() - {self.child}
+            running = others - strays
+            strays |= others
+            for pid in running:
                 try:
-                    os.killpg(self.child, signal.SIGKILL)
+                    os.kill(pid, signal.SIGSTOP)
                 except (ProcessLookupError, PermissionError):
                     pass
-            others = self._strays() - {self.child}
-            strays |= others
-            for pid in others:
+            if not running:
+                break
+        for _ in range(200):
+            for pid in strays | (self._strays() - {self.child}):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            if not others:
+            if not self._strays() - {self.child}:
                 break
             time.sleep(0.01)
         return len(strays)
