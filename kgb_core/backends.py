@@ -189,10 +189,12 @@ class Backend(ABC):
         (``/dev/nvidia*``); none for a backend that computes on the host."""
         return ()
 
-    def prepare_runner_template(self) -> None:
-        """Work done once in the runner template before it forks runners: imports that are
-        safe to share between processes. It must not initialise the device, since a device
-        context does not survive ``fork``."""
+    def warm_runner_cache(self) -> None:
+        """Compile, once in the judge, what every runner would otherwise compile again (Triton's
+        driver utilities, a C module). The judge runs this with ``TRITON_CACHE_DIR`` set to a
+        seed folder and copies that folder into each new runner's own Triton cache. Nothing
+        here may run in the runner template: touching the device there (even counting devices)
+        makes every forked runner unable to initialise it."""
 
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.

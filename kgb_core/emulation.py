@@ -120,8 +120,8 @@ class EmulatingBackend(Backend):
     def sandbox_device_files(self) -> tuple[str, ...]:
         return self.host.sandbox_device_files()
 
-    def prepare_runner_template(self) -> None:
-        self.host.prepare_runner_template()
+    def warm_runner_cache(self) -> None:
+        self.host.warm_runner_cache()
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "emulates": self.emulates,

@@ -55,6 +55,24 @@ def _watch_lifeline() -> None:
     threading.Thread(target=watch, name="kgb-lifeline", daemon=True).start()
 
 
+def _warm_seed_cache(backend: Any) -> str:
+    """A Triton cache folder holding what the backend compiles for every runner (copied into
+    each runner's own cache): made by the judge, so no runner's writes ever reach another."""
+    import tempfile
+
+    seed = tempfile.mkdtemp(prefix="kgb-triton-seed-")
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = seed
+    try:
+        backend.warm_runner_cache()
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
+    return seed
+
+
 def _not_dumpable() -> None:
     """No runner may read this process's memory or descriptors through /proc or ptrace."""
     try:
@@ -79,7 +97,7 @@ class Judge:
         self.backend = backend
         self.host_backend = host_backend or backend
         self.device = self.backend.setup()
-        self.backend.prepare_runner_template()  # fills the cache the template reads
+        self.seed_cache = _warm_seed_cache(self.backend)
         self.tool = sandbox.find_sandbox()
         provider = registry.provider("backend", self.host_backend.name)
         self.backend_module = provider.module if provider else type(self.host_backend).__module__
@@ -127,12 +145,16 @@ class Judge:
                   "limits": self.runner_limits, "host_memory_limit": self.runner_host_memory}
         env = {k: v for k, v in os.environ.items() if not k.startswith(_JUDGE_ONLY)}
         self.template = RunnerTemplate(self.tool, config, env, devices=self.devices,
-                                       masked=self.masked, startup_timeout_s=RUNNER_STARTUP_S)
+                                       masked=self.masked, startup_timeout_s=RUNNER_STARTUP_S,
+                                       seed_cache=self.seed_cache)
 
     def close(self) -> None:
         if self.template is not None:
             self.template.close()
             self.template = None
+        from kgb_core.evaluation.runners import remove_tree
+
+        remove_tree(self.seed_cache)
 
     def ready(self) -> dict[str, Any]:
         import torch

@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -110,8 +111,10 @@ class RunnerTemplate:
     """The template process in its sandbox, serving one judge; one runner alive at a time."""
 
     def __init__(self, tool: SandboxTool, config: dict[str, Any], env: dict[str, str],
-                 *, devices: list[str], masked: list[str], startup_timeout_s: float) -> None:
+                 *, devices: list[str], masked: list[str], startup_timeout_s: float,
+                 seed_cache: str | None = None) -> None:
         self.tool = tool
+        self.seed_cache = seed_cache
         # The runners' folders, and nothing else: what a runner leaves here beside its own
         # folder it wrote outside its scratch (``stray_files``). The template's log lies apart.
         self.work = Path(tempfile.mkdtemp(prefix="kgb-runners-"))
@@ -128,6 +131,9 @@ class RunnerTemplate:
         self._lines = _Lines(control)
         self.exits: list[Exit] = []
         template_env = {**env, "TMPDIR": str(self.template_tmp),
+                        # Whether a GPU is there, asked through NVML: the CUDA runtime's own
+                        # count would make every forked runner unable to initialise CUDA.
+                        "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
                         "TORCHINDUCTOR_CACHE_DIR": str(self.template_tmp / "inductor"),
                         "KGB_TEMPLATE_FD": str(theirs.fileno()),
                         "KGB_TEMPLATE_CONFIG": json.dumps({**config,
@@ -200,6 +206,8 @@ class RunnerTemplate:
 
     def spawn(self, startup_timeout_s: float) -> "RunnerChannel":
         folder = Path(tempfile.mkdtemp(prefix="runner-", dir=self.work))
+        if self.seed_cache:  # the runner's own copy: what it writes there reaches no other
+            shutil.copytree(self.seed_cache, folder / "triton-cache", symlinks=True)
         ours, theirs = socket.socketpair()
         self.exits.clear()
         message = {"type": "spawn", "scratch": str(folder), "io": str(folder)}

@@ -57,8 +57,7 @@ def _preload(config: dict[str, Any]) -> Any:
     from kgb_core.evaluation.recorder import TorchOpRecorder
     from kgb_core import timing  # noqa: F401
 
-    backend = runner.load_backend(config["backend_module"], config["backend_name"])
-    backend.prepare_runner_template()
+    runner.load_backend(config["backend_module"], config["backend_name"])  # its imports
     counter = LaunchCounter(max_num_warps=config.get("max_num_warps"),
                             max_block_size=config.get("max_block_size"))
     counter.install()
