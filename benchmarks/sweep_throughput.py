@@ -10,11 +10,10 @@ Two modes:
     operators.
 
 ``python benchmarks/sweep_throughput.py --backend cpu --profile 40``
-    evaluates the reference kernels of 40 operators spread over the sources *in this process*,
-    through the same checker the worker runs (``CandidateChecker``), under cProfile, and prints
-    the functions with the most cumulative and own time: the per-candidate cost to remove.
-    (Profiling the worker from outside would need a profiler attached to another process;
-    running its checker here measures the same code without one.)
+    evaluates the reference kernels of 40 operators spread over the sources through a judge
+    *in this process* (``Judge``), under cProfile, and prints the functions with the most
+    cumulative and own time: the per-candidate cost to remove. The runners stay processes of
+    their own (candidate code never runs in a judge), so their work shows as waiting.
 """
 
 from __future__ import annotations
@@ -106,38 +105,24 @@ def profile(args: argparse.Namespace) -> None:
         os.environ.setdefault(key, value)
     if os.environ.get("TRITON_INTERPRET") and "triton" in sys.modules:
         raise SystemExit("triton was imported before TRITON_INTERPRET was set")
-    device = backend.setup()
-    from kgb_core.evaluation.checker import CandidateChecker, CheckSettings
-    from kgb_core.evaluation.launches import LaunchCounter
-    from kgb_core.evaluation.recorder import TorchOpRecorder
-    from kgb_core.timing import TimingSettings
+    from kgb_core.evaluation.judge import Judge
 
-    harness_stream = backend.current_stream()
-    counter = LaunchCounter.for_backend(backend)
-    counter.install()
-    with TorchOpRecorder():
-        pass
-    timer = backend.make_timer(TimingSettings.from_mapping({}, backend.default_timing))
+    judge = Judge(backend, registry)
     specs = [s for s in registry.operators(args.source or []) if s.reference_kernel is not None]
     chosen = [registry.operator(op_id) for op_id in _spread([s.id for s in specs], args.profile)]
-    scratch = Path(tempfile.mkdtemp(prefix="kgb-profile-"))
-    paths = []
-    for index, spec in enumerate(chosen):
-        path = scratch / f"candidate_{index}.py"
-        path.write_text(spec.reference_kernel())
-        paths.append(path)
     profiler = cProfile.Profile()
     verdict_counts: dict[str, int] = {}
     started = time.perf_counter()
     profiler.enable()
-    for spec, path in zip(chosen, paths):
-        checker = CandidateChecker(backend, device, timer, counter, harness_stream)
-        result = checker.evaluate(spec, str(path), CheckSettings(seeds=[0],
-                                                                 timing=not args.no_timing))
+    for spec in chosen:
+        result = judge.evaluate_spec(spec, spec.reference_kernel(), seeds=[0],
+                                     timing=not args.no_timing)
         verdict_counts[result.verdict] = verdict_counts.get(result.verdict, 0) + 1
     profiler.disable()
+    judge.close()
     wall = time.perf_counter() - started
-    print(f"profiled {len(chosen)} candidates in-process on {args.backend}: {wall:.1f} s "
+    print(f"profiled {len(chosen)} candidates through an in-process judge on {args.backend} "
+          f"(each runner's own work shows as the judge waiting on its channel): {wall:.1f} s "
           f"({wall / len(chosen):.2f} s each), verdicts {verdict_counts}")
     for order in ("cumulative", "tottime"):
         stream = io.StringIO()

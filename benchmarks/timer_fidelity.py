@@ -147,7 +147,7 @@ def cpu_kernels() -> list[Kernel]:
 
 def operator_kernels(op_ids: list[str], backend: Any) -> list[Kernel]:
     """The reference kernel and the baseline of each operator, on the inputs a sweep times."""
-    from kgb_core.evaluation.checker import load_kernel
+    from kgb_core.evaluation.runner import load_kernel
     from kgb_core.operators import InputContext
     from kgb_core.plugins import load_registry
 

@@ -67,7 +67,7 @@ def _store_attack(path: Path) -> str:
                 head = b""
             if head.startswith(b"SQLite format"):
                 raise RuntimeError("read the store")
-            sqlite3 = torch.sys.modules["sqlite3"]
+            sqlite3 = torch.sys.modules["importlib"].import_module("sqlite3")
             try:
                 connection = sqlite3.connect(_PATH)
                 connection.execute("CREATE TRIGGER forge AFTER INSERT ON results BEGIN "
@@ -81,8 +81,6 @@ def _store_attack(path: Path) -> str:
 
 @needs_sandbox
 def test_a_runner_that_knows_the_stores_path_can_neither_read_nor_alter_it(tmp_path, registry):
-    import sqlite3 as _preload  # noqa: F401 - the candidate finds it in torch.sys.modules
-
     db = tmp_path / "results.db"
     ResultStore(db).close()
     before = db.read_bytes()

@@ -55,12 +55,10 @@ def _watch_lifeline() -> None:
     threading.Thread(target=watch, name="kgb-lifeline", daemon=True).start()
 
 
-def _warm_seed_cache(backend: Any) -> str:
-    """A Triton cache folder holding what the backend compiles for every runner (copied into
-    each runner's own cache): made by the judge, so no runner's writes ever reach another."""
-    import tempfile
-
-    seed = tempfile.mkdtemp(prefix="kgb-triton-seed-")
+def _warm_seed_cache(backend: Any, seed: str) -> None:
+    """Fill ``seed``, a Triton cache folder, with what the backend compiles for every runner
+    (copied into each runner's own cache when it is forked): made by the judge, so no runner's
+    writes ever reach another."""
     before = os.environ.get("TRITON_CACHE_DIR")
     os.environ["TRITON_CACHE_DIR"] = seed
     try:
@@ -70,7 +68,6 @@ def _warm_seed_cache(backend: Any) -> str:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:
             os.environ["TRITON_CACHE_DIR"] = before
-    return seed
 
 
 def _not_dumpable() -> None:
@@ -96,9 +93,10 @@ class Judge:
         self.registry = registry
         self.backend = backend
         self.host_backend = host_backend or backend
-        self.device = self.backend.setup()
-        self.seed_cache = _warm_seed_cache(self.backend)
         self.tool = sandbox.find_sandbox()
+        # The device first: on a GPU its files (/dev/nvidia-uvm) may exist only once it is set
+        # up, and they are bound into the sandbox when the template starts.
+        self.device = self.backend.setup()
         provider = registry.provider("backend", self.host_backend.name)
         self.backend_module = provider.module if provider else type(self.host_backend).__module__
         source_modules = [p.module for p in registry.plugins
@@ -113,7 +111,16 @@ class Judge:
                                    else self.backend.worker_host_memory_limit())
         self.timers: dict[str, Any] = {}
         self.template = None
-        self._start_template()
+        import tempfile
+
+        self.seed_cache = tempfile.mkdtemp(prefix="kgb-triton-seed-")
+        # The template imports torch while this process imports it and compiles the seed
+        # cache: seconds each, side by side.
+        self._start_template(wait=False)
+        import torch  # noqa: F401 - the references need it; imported now, in parallel
+
+        _warm_seed_cache(self.backend, self.seed_cache)
+        self.template.wait_ready()
 
     @classmethod
     def from_environment(cls) -> "Judge":
@@ -134,7 +141,7 @@ class Judge:
                    if "KGB_RUNNER_LIMITS" in os.environ else None,
                    runner_host_memory=int(memory) if memory else None)
 
-    def _start_template(self) -> None:
+    def _start_template(self, wait: bool = True) -> None:
         from kgb_core.evaluation.runners import RunnerTemplate
 
         if self.template is not None:
@@ -146,7 +153,7 @@ class Judge:
         env = {k: v for k, v in os.environ.items() if not k.startswith(_JUDGE_ONLY)}
         self.template = RunnerTemplate(self.tool, config, env, devices=self.devices,
                                        masked=self.masked, startup_timeout_s=RUNNER_STARTUP_S,
-                                       seed_cache=self.seed_cache)
+                                       seed_cache=self.seed_cache, wait=wait)
 
     def close(self) -> None:
         if self.template is not None:

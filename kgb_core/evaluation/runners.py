@@ -112,7 +112,7 @@ class RunnerTemplate:
 
     def __init__(self, tool: SandboxTool, config: dict[str, Any], env: dict[str, str],
                  *, devices: list[str], masked: list[str], startup_timeout_s: float,
-                 seed_cache: str | None = None) -> None:
+                 seed_cache: str | None = None, wait: bool = True) -> None:
         self.tool = tool
         self.seed_cache = seed_cache
         # The runners' folders, and nothing else: what a runner leaves here beside its own
@@ -147,8 +147,17 @@ class RunnerTemplate:
                 pass_fds=(theirs.fileno(),), env=template_env, cwd=str(self.work),
                 start_new_session=True)
         theirs.close()
+        self._startup_timeout_s = startup_timeout_s
+        self._ready = False
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait for the template's ``ready`` (it imports torch meanwhile: seconds)."""
+        if self._ready:
+            return
         try:
-            message = self._next(startup_timeout_s)
+            message = self._next(self._startup_timeout_s)
         except (RunnerTimedOut, TemplateFailed, ChannelViolation) as error:
             self.close()
             raise TemplateFailed(f"the runner template did not start ({error}); its log ends "
@@ -159,6 +168,7 @@ class RunnerTemplate:
                                  f"{message.get('error', message)}\n"
                                  f"{message.get('traceback', '')[-1500:]}")
         self._template_files = _listing(self.template_tmp)
+        self._ready = True
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
@@ -205,6 +215,7 @@ class RunnerTemplate:
                 return
 
     def spawn(self, startup_timeout_s: float) -> "RunnerChannel":
+        self.wait_ready()
         folder = Path(tempfile.mkdtemp(prefix="runner-", dir=self.work))
         if self.seed_cache:  # the runner's own copy: what it writes there reaches no other
             shutil.copytree(self.seed_cache, folder / "triton-cache", symlinks=True)

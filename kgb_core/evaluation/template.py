@@ -50,12 +50,12 @@ def _prctl(option: int, value: int) -> None:
 def _preload(config: dict[str, Any]) -> Any:
     """Everything a runner needs imported, and the launch counter installed; no device work."""
     import torch
-    import triton  # noqa: F401
+    import triton  # noqa: F401 - imported once here, for every runner
 
+    from kgb_core import timing  # noqa: F401
     from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
     from kgb_core.evaluation.launches import LaunchCounter
     from kgb_core.evaluation.recorder import TorchOpRecorder
-    from kgb_core import timing  # noqa: F401
 
     runner.load_backend(config["backend_module"], config["backend_name"])  # its imports
     counter = LaunchCounter(max_num_warps=config.get("max_num_warps"),
@@ -68,9 +68,13 @@ def _preload(config: dict[str, Any]) -> Any:
     return counter
 
 
-def _live_processes() -> dict[int, int]:
-    """Every process this namespace shows that is not a zombie, with its session id."""
-    found: dict[int, int] = {}
+def _all_pids() -> set[int]:
+    return {int(name) for name in os.listdir("/proc") if name.isdigit()}
+
+
+def _live_processes() -> dict[int, tuple[str, int]]:
+    """Every process this namespace shows that is not a zombie: its state and session id."""
+    found: dict[int, tuple[str, int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -80,7 +84,7 @@ def _live_processes() -> dict[int, int]:
         except (OSError, IndexError):
             continue
         if fields[0] != "Z":
-            found[int(name)] = int(fields[3])
+            found[int(name)] = (fields[0], int(fields[3]))
     return found
 
 
@@ -221,12 +225,17 @@ class Template:
     def _strays(self) -> set[int]:
         """Processes the runner may have left: in the sandbox's own PID namespace every one but
         the init and the template; outside it, those still in the runner's session."""
+        return set(self._stray_states())
+
+    def _stray_states(self) -> dict[int, str]:
         me = os.getpid()
         processes = _live_processes()
         if self.sandboxed:  # the template is init (pid 1) of the sandbox's PID namespace
-            return {pid for pid in processes if pid != me}
-        return {pid for pid, session in processes.items()
-                if pid != me and self.child is not None and session == self.child}
+            return {pid: state for pid, (state, _) in processes.items()
+                    if pid not in (me, self.child)}
+        return {pid: state for pid, (state, session) in processes.items()
+                if pid not in (me, self.child) and self.child is not None
+                and session == self.child}
 
     def _kill_all(self) -> int:
         """Kill the runner and everything it left; returns how many others there were. The
@@ -241,24 +250,30 @@ class Template:
             except (ProcessLookupError, PermissionError):
                 pass
         strays: set[int] = set()
-        for _ in range(2000):
-            others = self._strays() - {self.child}
-            running = others - strays
-            strays |= others
-            for pid in running:
+        seen: set[int] | None = None
+        for _ in range(5000):
+            # Until two scans in a row show the same processes, all stopped: a scan is no
+            # snapshot (a child forked after the listing is missed while its parent already
+            # reads as a zombie), and a stop lands at a process's next return from the kernel.
+            states = self._stray_states()
+            listing = _all_pids()
+            strays |= set(states)
+            moving = [pid for pid, state in states.items() if state not in ("T", "t")]
+            for pid in moving:
                 try:
                     os.kill(pid, signal.SIGSTOP)
                 except (ProcessLookupError, PermissionError):
                     pass
-            if not running:
+            if not moving and listing == seen:
                 break
+            seen = listing
         for _ in range(200):
-            for pid in strays | (self._strays() - {self.child}):
+            for pid in strays | self._strays():
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            if not self._strays() - {self.child}:
+            if not self._strays():
                 break
             time.sleep(0.01)
         return len(strays)
