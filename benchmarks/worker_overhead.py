@@ -89,6 +89,8 @@ def cost_rows(args: argparse.Namespace) -> list[list[str]]:
     if args.baseline_tree:
         setups += [("baseline tree: worker reused", args.baseline_tree, True, {}),
                    ("baseline tree: fresh worker per candidate", args.baseline_tree, False, {})]
+    if args.skip_fresh:  # the seconds-long rows, when time is short (a device call)
+        setups = [setup for setup in setups if setup[2]]
     rows = []
     for label, tree, reuse, env in setups:
         same = seconds_per_candidate(args.backend, [args.op], args.candidates, reuse, tree, env)
@@ -137,6 +139,8 @@ def main() -> None:
                              "once each")
     parser.add_argument("--baseline-tree", default=None,
                         help="an older kgb checkout to measure the same rows with")
+    parser.add_argument("--skip-fresh", action="store_true",
+                        help="leave out the rows with a fresh judge or worker per candidate")
     parser.add_argument("--timed-ops", default=DEFAULT_TIMED_OPS,
                         help="comma-separated operators for the overhead-vs-kernel table "
                              "('' to skip it)")
