@@ -17,7 +17,8 @@ from kgb_core.config import DEFAULT_DB, RunConfig, apply_overrides, load_config
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.plugins import Registry, load_registry
-from kgb_core.report import render_results, render_summary, render_table, summarize
+from kgb_core.report import (render_results, render_summary, render_table, sandbox_counts,
+                             sandbox_note, summarize)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="KernelGenBench: evaluate LLM-written Triton kernels per operator and chip.")
@@ -315,7 +316,7 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
         rows = store.results(outcome.run_id)
     typer.echo(render_results(rows))
     typer.echo("")
-    typer.echo(render_summary(summarize(rows)))
+    typer.echo(render_summary(summarize(rows)) + sandbox_note(rows))
     typer.echo(f"\nrun {outcome.run_id}: {outcome.evaluated} evaluated now, "
                f"{outcome.skipped_done} already done; results in {config.db}")
     if outcome.wall_s and (len(outcome.usage) > 1 or config.concurrency > 1):
@@ -400,6 +401,7 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
                      "runs": [{"id": r["id"], "created_at": r["created_at"],
                                "finished_at": r["finished_at"], "environment": r["environment"]}
                               for r in runs],
+                     "sandbox": sandbox_counts(rows),
                      "views": views.to_dict()})
         return
     if not rows:
@@ -408,7 +410,7 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
     if per_op:
         typer.echo(render_results(rows))
         typer.echo("")
-    typer.echo(render_summary(summaries))
+    typer.echo(render_summary(summaries) + sandbox_note(rows))
 
 
 @app.command("calibrate")

@@ -189,6 +189,29 @@ def _emulation_note(labels: Iterable[str]) -> str:
     return ""
 
 
+def sandbox_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """How many stored results ran their candidate in each sandbox (``bwrap``, ``none``); a
+    verdict given before any runner started (the screen, the deny-list) counts as neither."""
+    counts: dict[str, int] = defaultdict(int)
+    for row in rows:
+        try:
+            sandbox = json.loads(row.get("detail") or "{}").get("sandbox", "")
+        except ValueError:
+            sandbox = ""
+        if sandbox:
+            counts[sandbox] += 1
+    return dict(counts)
+
+
+def sandbox_note(rows: Iterable[dict[str, Any]]) -> str:
+    """A warning when any result's candidate ran without an OS sandbox."""
+    unsandboxed = sandbox_counts(rows).get("none", 0)
+    if not unsandboxed:
+        return ""
+    return (f"\nWARNING: {unsandboxed} result(s) ran their candidate WITHOUT an OS sandbox "
+            f"(sandbox = none): a cheating candidate could have reached the harness there.")
+
+
 def render_summary(summaries: Sequence[GroupSummary]) -> str:
     rows = []
     for s in summaries:

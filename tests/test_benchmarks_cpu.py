@@ -11,6 +11,8 @@ import sys
 
 from conftest import REPO
 
+from kgb_core.evaluation.sandbox import find_sandbox
+
 
 def _bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO),
@@ -62,13 +64,15 @@ def test_sweep_throughput_counts_operators_per_minute(tmp_path):
 
 def test_worker_overhead_reports_overhead_against_timed_kernel_work():
     done = _bench("benchmarks/worker_overhead.py", "--backend", "cpu", "--candidates", "1",
-                  "--timed-ops", "aten.relu")
+                  "--distinct", "aten.relu,aten.neg", "--skip-fresh", "--timed-ops", "aten.relu")
     lines = done.stdout.splitlines()
-    assert any(line.startswith("fresh per candidate") for line in lines)
+    cost = [line for line in lines if line.startswith("this kgb")]
+    assert [line.split()[-3] for line in cost] == [find_sandbox().name, "none"]
+    assert all(float(line.split()[-1]) > 0 and float(line.split()[-2]) > 0 for line in cost)
     rows = [line.split() for line in lines if line.startswith("aten.relu")]
-    assert [row[1] for row in rows] == ["fresh", "reused"]
+    assert [" ".join(row[1:3]) for row in rows] == ["fresh judge", "judge reused"]
     for row in rows:
-        wall, work, overhead = float(row[4]), float(row[5]), float(row[6])
+        wall, work, overhead = float(row[5]), float(row[6]), float(row[7])
         assert work > 0 and abs(wall - work - overhead) < 0.2
     assert "timer: interpreter-wallclock" in done.stdout
 

@@ -191,6 +191,10 @@ def test_a_sweep_without_the_sandbox_warns_once_and_records_it(tmp_path):
     with ResultStore(db) as store:
         rows = store.results()
     assert rows and all('"sandbox": "none"' in row["detail"] for row in rows)
+    report = kgb("report", "--db", str(db))
+    assert "2 result(s) ran their candidate WITHOUT an OS sandbox" in report.stdout
+    as_json = kgb("report", "--db", str(db), "--json")
+    assert '"none": 2' in as_json.stdout
 
 
 @needs_sandbox

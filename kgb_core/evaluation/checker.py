@@ -32,6 +32,7 @@ import torch
 
 from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.compare import Comparison, compare_outputs
+from kgb_core.evaluation.limits import MAX_FILE_BYTES
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.runner import RUNNER_VERDICTS, CandidateFailure, tensors_in
 from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
@@ -43,8 +44,8 @@ from kgb_core.timing import Timer, Timing
 REWRITE_SEEDS = (7_000_003, 7_000_019)
 GHOST_SEED = 7_000_037
 AFTER_TIMING_SEED = 7_000_057
-# What the judge reads back of one call (a runner's file is capped at 1 GiB by its rlimit).
-MAX_EXCHANGE_BYTES = 1 << 31
+# What the judge reads back of one call: as much as a runner may write in one file.
+MAX_EXCHANGE_BYTES = MAX_FILE_BYTES
 
 # A heldout trial failing in one of these ways means the kernel was fitted to what it saw.
 _FITTING_FAILURES = frozenset({verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE,

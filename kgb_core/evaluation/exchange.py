@@ -93,7 +93,9 @@ def pack(value: Any, *, opaque: bool = False) -> Packed:
                 tensor = tensor.as_subclass(torch.Tensor)
             storage = tensor.untyped_storage()
             key = (str(tensor.device), storage.data_ptr())
-            if key not in offsets or not storage.nbytes():
+            if not storage.nbytes():  # nothing to carry: rebuilt as an empty storage
+                offsets[key] = 0
+            elif key not in offsets:
                 data = _storage_bytes(tensor)
                 position[0] += -position[0] % _ALIGN
                 offsets[key] = position[0]
@@ -153,6 +155,8 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:
     storages: dict[int, tuple[int, torch.UntypedStorage]] = {}
 
     def storage_at(at: int, nbytes: int) -> torch.UntypedStorage:
+        if nbytes == 0:
+            return torch.empty(0, dtype=torch.uint8, device=device).untyped_storage()
         if at in storages:
             if storages[at][0] != nbytes:
                 raise ExchangeError(f"two sizes given for the storage at {at}")

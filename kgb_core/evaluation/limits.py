@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 # Limits every runner gets: no core files (a crashing candidate must not fill the disk) and
-# no file larger than 1 GiB.
-BASE_LIMITS = {"RLIMIT_CORE": 0, "RLIMIT_FSIZE": 1 << 30}
+# no file larger than 8 GiB. Its outputs and its inputs after the call travel to the judge as
+# one file: 1 GiB was too little for aten.embedding's large case on the H200 (Errno 27).
+MAX_FILE_BYTES = 8 << 30
+BASE_LIMITS = {"RLIMIT_CORE": 0, "RLIMIT_FSIZE": MAX_FILE_BYTES}
 
 
 def apply_limits(limits: dict[str, int]) -> None:

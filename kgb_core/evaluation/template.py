@@ -23,6 +23,7 @@ many processes it left behind.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import json
 import os
 import select
@@ -35,6 +36,9 @@ from typing import Any
 
 from kgb_core.evaluation.limits import apply_limits, resident_bytes
 
+# Modules Triton imports on a process's first launch (Triton 3.6 to 3.9: the argument
+# specialisation imports gluon), imported in the template instead. Absent ones are skipped.
+_LAZY_IMPORTS = ("triton.experimental.gluon", "triton.language.extra.libdevice")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 CHANNEL_FD = 3  # the runner's socket, in the runner
@@ -58,6 +62,11 @@ def _preload(config: dict[str, Any]) -> Any:
     from kgb_core.evaluation.recorder import TorchOpRecorder
 
     runner.load_backend(config["backend_module"], config["backend_name"])  # its imports
+    for lazy in _LAZY_IMPORTS:  # imported by a process's first launch: 80 ms in every runner
+        try:
+            importlib.import_module(lazy)
+        except ImportError:
+            pass
     counter = LaunchCounter(max_num_warps=config.get("max_num_warps"),
                             max_block_size=config.get("max_block_size"))
     counter.install()

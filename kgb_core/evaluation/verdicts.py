@@ -58,11 +58,11 @@ DESCRIPTIONS = {
     HARNESS_ERROR: "the harness itself failed on this candidate (a bug: please report it)",
 }
 
-# After these the worker process is not trusted any more and is replaced: it may be hung,
-# dead, out of memory, (on CUDA) holding a poisoned context after an illegal access, patched
-# by the candidate, or running the candidate's leftover threads.
-RESTART_WORKER_AFTER = frozenset({TIMEOUT, CRASHED, OOM, RUNTIME_ERROR, HARNESS_ERROR,
-                                  TAMPERING, DEFERRED_WORK})
+# After these the judge process is replaced. A candidate's crash, hang, leftover threads or
+# tampering happen in its runner, a process that ends with it: the judge ran no candidate code,
+# so only its own failures (a harness error; a judge that hung or died is replaced by the
+# harness anyway) make a new one worth its start-up.
+RESTART_WORKER_AFTER = frozenset({HARNESS_ERROR})
 
 ALL = tuple(DESCRIPTIONS)
 
