@@ -24,7 +24,7 @@
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
-steps=${1:-"probes sweep report"}
+steps=${1-"probes sweep report"}  # "" runs no step (install and environment only)
 sweep_args=${2:-"--source aten"}
 sweep_limit=${KGB_SWEEP_LIMIT_S:-480}
 # Issue 9's store: calibration peaks and the throughput sweep, which the html step reports on.

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kgb_core.errors import UserError
-from kgb_core.evaluation import verdicts
+from kgb_core.evaluation import harness_verdicts, verdicts
 from kgb_core.evaluation.devices import EvalJob, EvaluationPool, SlotUsage
 from kgb_core.evaluation.pool import EvaluationSettings
 from kgb_core.evaluation.results import EvalResult
@@ -306,12 +306,13 @@ class RayPool(EvaluationPool):
             item.attempts += 1
             if item.attempts >= self.max_attempts:
                 job = item.job
-                item.future.set_result(EvalResult(
-                    op=job.op, backend=self.backend.name, emulates=self.backend.emulates,
-                    verdict=verdicts.CRASHED, method=job.method, sample=job.sample,
-                    message=f"{item.attempts} Ray evaluation actors died while evaluating "
-                            f"this candidate; it was not tried again",
-                    evaluated_on=actor.usage.slot))
+                lost = EvalResult(op=job.op, backend=self.backend.name,
+                                  emulates=self.backend.emulates, verdict=verdicts.CRASHED,
+                                  method=job.method, sample=job.sample,
+                                  evaluated_on=actor.usage.slot)
+                item.future.set_result(harness_verdicts.died(
+                    lost, f"{item.attempts} Ray evaluation actors died while evaluating this "
+                          f"candidate; it was not tried again", None))
             else:
                 # Back to the front of its priority (its sequence number is kept).
                 heapq.heappush(waiting, item)

@@ -1,6 +1,11 @@
-"""Limits on the processes that run candidates: rlimits, and resident memory read from /proc."""
+"""Limits on the processes of an evaluation: rlimits, resident memory read from /proc, and
+their end (a process group killed whole)."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
 
 # Limits every runner gets: no core files (a crashing candidate must not fill the disk) and
 # no file larger than 8 GiB. Its outputs and its inputs after the call travel to the judge as
@@ -35,3 +40,24 @@ def resident_bytes(pid: int) -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL a child started with its own session, and everything in its process group."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
+        process.wait()
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with status {returncode}"

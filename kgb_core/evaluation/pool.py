@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from kgb_core.evaluation import harness_verdicts, verdicts
+from kgb_core.evaluation.limits import describe_exit, kill_group
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.errors import UserError
@@ -80,17 +81,6 @@ def worker_environment(backend_env: dict[str, str], backend_name: str,
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
-
-
-def describe_exit(returncode: int | None) -> str:
-    if returncode is None:
-        return "still running"
-    if returncode < 0:
-        try:
-            return f"killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exited with status {returncode}"
 
 
 class WorkerProcess:
@@ -173,12 +163,7 @@ class WorkerProcess:
             raise WorkerDied(self.process.returncode, self.log_tail()) from None
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
-            self.process.wait()
+        kill_group(self.process)
         for closer in (self._close_pipe, self._log.close, self._cut_lifeline):
             try:
                 closer()

@@ -20,7 +20,6 @@ import os
 import secrets
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kgb_core.evaluation.limits import describe_exit, kill_group
 from kgb_core.evaluation.sandbox import SandboxTool, command
 
 MAX_REPLY_BYTES = 16 << 20
@@ -58,14 +58,7 @@ class TemplateFailed(Exception):
 
 
 def _exit_text(returncode: int | None) -> str:
-    if returncode is None:
-        return "ended"
-    if returncode < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"was killed by signal {-returncode}"
-    return f"exited with status {returncode}"
+    return "ended" if returncode is None else describe_exit(returncode)
 
 
 class _Lines:
@@ -252,12 +245,7 @@ class RunnerTemplate:
         return self.exits[0]
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
-            self.process.wait()
+        kill_group(self.process)
         try:
             self.control.close()
         except OSError:
