@@ -1,8 +1,9 @@
 """What a chip backend is: an availability probe, device setup, dialect quirks, a timer.
 
-A backend object is built twice: in the harness (to probe and to read its quirks) and in each
-evaluation worker (to set the device up and time). So registering one must be cheap and must
-not import the vendor's runtime; ``probe`` and ``setup`` do that.
+A backend object is built in the harness (to probe and to read its quirks), in each judge
+process (to set the device up for the references and time the baseline) and in each runner (to
+set the device up for the candidate and time it). So registering one must be cheap and must not
+import the vendor's runtime; ``probe`` and ``setup`` do that.
 """
 
 from __future__ import annotations

@@ -39,9 +39,10 @@ def kgb_register_sources(register: Callable[[Any], None]) -> None:
 def kgb_register_backends(register: Callable[[Any], None]) -> None:
     """Register chip backends (subclasses of ``kgb_core.backends.Backend``).
 
-    Implemented by a backend plugin, one per vendor. Called once in the harness and once in
-    every evaluation worker (the worker re-discovers plugins, so a third-party backend works
-    there too). Registering must not import the vendor runtime: ``probe()`` does that, and may
+    Implemented by a backend plugin, one per vendor. Called once in the harness, once in
+    every judge process (which re-discovers plugins, so a third-party backend works there too)
+    and in every candidate's runner, which imports only the module that registers the backend
+    and calls only this hook there: keep source plugins out of that module. Registering must not import the vendor runtime: ``probe()`` does that, and may
     list its steps as ``ProbeCheck``s for ``kgb doctor``. The backend's ``Quirks`` (skipped
     dtypes, limits, prompt hints, ``denied_operators``) are data the core applies, also when
     another backend emulates it (``kgb run --backend cpu --emulate <name>``).
