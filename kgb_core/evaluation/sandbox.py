@@ -113,6 +113,26 @@ def warning(tool: SandboxTool) -> str:
             f"candidate could reach the harness. Results are recorded with sandbox = none.")
 
 
+def _python_inside_emptied() -> list[str]:
+    """What Python and kgb need that lies inside a folder the sandbox empties (a checkout or a
+    virtual environment under /tmp, as a CI clone may be): the top folder holding each, bound
+    back read-only before the masks, which still hide the sources inside it."""
+    import kgb_core
+
+    needed = [sys.executable, os.path.realpath(sys.executable), sys.prefix, sys.base_prefix,
+              os.path.dirname(os.path.dirname(os.path.abspath(kgb_core.__file__))),
+              *[entry for entry in sys.path if entry]]
+    found: list[str] = []
+    for path in needed:
+        path = os.path.abspath(path)
+        for folder in _EMPTIED:
+            if path.startswith(folder + os.sep):
+                top = os.path.join(folder, path[len(folder) + 1:].split(os.sep)[0])
+                if os.path.exists(top) and top not in found:
+                    found.append(top)
+    return found
+
+
 def device_paths(patterns: Iterable[str]) -> list[str]:
     """The device files matching the backend's patterns that exist here."""
     found: list[str] = []
@@ -163,6 +183,8 @@ def command(tool: SandboxTool, program: Sequence[str], *, writable: Iterable[str
     if not tool.sandboxed:
         return list(program)
     arguments = [tool.binary, *_base_arguments()]
+    for path in _python_inside_emptied():
+        arguments += ["--ro-bind", path, path]
     for path in devices:
         arguments += ["--dev-bind", path, path]
     for path in masked:
