@@ -207,3 +207,20 @@ def test_a_sandboxed_sweep_records_bwrap_in_every_result(tmp_path):
     with ResultStore(db) as store:
         rows = store.results()
     assert rows and all('"sandbox": "bwrap"' in row["detail"] for row in rows)
+
+
+def test_python_and_the_checkout_stay_visible_when_they_lie_in_an_emptied_folder(monkeypatch,
+                                                                                tmp_path):
+    """A CI clone (and its .venv) under /tmp: the sandbox empties /tmp, and every runner once
+    failed to start there. The top folder is bound back read-only, before the masks."""
+    from kgb_core.evaluation import sandbox
+
+    clone = tmp_path / "clone"
+    (clone / "lib").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(clone / "lib"), *sys.path])
+    tool = sandbox.SandboxTool(sandbox.BWRAP, "test", "/usr/bin/bwrap")
+    line = sandbox.command(tool, ["python"], masked=[str(clone / "lib")])
+    top = os.sep + os.path.join(*str(tmp_path).split(os.sep)[1:3])  # /tmp/<first folder>
+    binds = [i for i in range(len(line) - 2) if line[i:i + 3] == ["--ro-bind", top, top]]
+    assert binds and binds[0] > line.index("/tmp")  # after /tmp is emptied
+    assert line.index(str(clone / "lib")) > binds[0]  # the mask comes after, and still applies
