@@ -8,6 +8,7 @@ median with its spread, so every chip's numbers mean the same thing.
 
 from __future__ import annotations
 
+import json
 import time
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
@@ -186,3 +187,20 @@ class WallClockTimer(Timer):
         fn()
         self._synchronize()
         return (time.perf_counter() - start) * 1e3
+
+
+class Timers:
+    """One timer per timing-settings mapping (a run's ``[timing]`` overrides), made by the
+    backend on first use; the judge times baselines and each runner its candidate with one."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self._made: dict[str, Timer] = {}
+
+    def get(self, settings: dict[str, Any] | None) -> Timer:
+        settings = settings or {}
+        key = json.dumps(settings, sort_keys=True)
+        if key not in self._made:
+            self._made[key] = self.backend.make_timer(
+                TimingSettings.from_mapping(settings, self.backend.default_timing))
+        return self._made[key]

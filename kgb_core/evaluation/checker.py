@@ -89,7 +89,6 @@ class CallOutcome:
     actual: Any
     inputs_after: list[Any]
     launches: int
-    aliases_input: bool
 
 
 @dataclass(frozen=True)
@@ -294,8 +293,7 @@ class Evaluation:
 
     def _call(self, inputs: list[Any] | None, *, ghost: bool = False, keep: str | None = None,
               reuse: str | None = None) -> CallOutcome:
-        payload = {"op": "call", "ghost": ghost, "keep": keep, "reuse": reuse,
-                   "written": list(self.spec.mutated_args)}
+        payload = {"op": "call", "ghost": ghost, "keep": keep, "reuse": reuse}
         reply = self._request(payload, inputs=inputs)
         try:
             name = str(reply["file"])
@@ -312,7 +310,7 @@ class Evaluation:
                                    f"output: {error}") from None
         if not isinstance(inputs_after, list):
             raise ChannelViolation("the runner's reply to a call does not describe its inputs")
-        return CallOutcome(actual, inputs_after, launches, bool(reply.get("aliases_input")))
+        return CallOutcome(actual, inputs_after, launches)
 
     def _call_with_new_values(self, case: ShapeCase, dtype: str, seed: int, when: str, *,
                               slot: str, inputs: list[Any] | None = None) -> None:
@@ -409,7 +407,7 @@ class Evaluation:
         spec = self.spec
         protected = _storages([value for i, value in enumerate(outcome.inputs_after)
                                if i not in spec.mutated_args])
-        if outcome.aliases_input or _storages(outcome.actual) & protected:
+        if _storages(outcome.actual) & protected:  # one storage in the runner is one here
             return (verdicts.OUTPUT_ALIASES_INPUT, "the output shares memory with an input; "
                     f"{spec.id} returns a new tensor", None)
         if len(outcome.inputs_after) != len(pristine):

@@ -89,6 +89,7 @@ class Judge:
                  hidden_paths: Sequence[str] = (), runner_limits: dict[str, int] | None = None,
                  runner_host_memory: int | None = None) -> None:
         from kgb_core.evaluation import sandbox
+        from kgb_core.timing import Timers
 
         self.registry = registry
         self.backend = backend
@@ -109,7 +110,7 @@ class Judge:
                               else self.backend.worker_limits())
         self.runner_host_memory = (runner_host_memory if runner_host_memory is not None
                                    else self.backend.worker_host_memory_limit())
-        self.timers: dict[str, Any] = {}
+        self.timers = Timers(self.backend)
         self.template = None
         import tempfile
 
@@ -184,15 +185,6 @@ class Judge:
             "platform": platform.platform(),
         }
 
-    def _timer(self, settings: dict[str, Any]) -> Any:
-        from kgb_core.timing import TimingSettings
-
-        key = json.dumps(settings or {}, sort_keys=True)
-        if key not in self.timers:
-            self.timers[key] = self.backend.make_timer(
-                TimingSettings.from_mapping(settings or {}, self.backend.default_timing))
-        return self.timers[key]
-
     def evaluate(self, job: dict[str, Any]) -> Any:
         """One job of the harness: the operator by its id, the candidate's source."""
         return self.evaluate_spec(self.registry.operator(job["op"]), job["source"],
@@ -218,7 +210,7 @@ class Judge:
         except TemplateFailed:
             self._start_template()  # once more, from a new template
             channel = self.template.spawn(RUNNER_STARTUP_S)
-        evaluation = Evaluation(spec, self.backend, self.device, self._timer(timing_settings),
+        evaluation = Evaluation(spec, self.backend, self.device, self.timers.get(timing_settings),
                                 channel, CheckSettings(seeds=seeds, timing=timing),
                                 timing_settings, deadline)
         result = evaluation.result
@@ -250,8 +242,6 @@ class Judge:
             result = harness_verdicts.wrote_outside(result, written)
         elif ended is not None and ended.strays and result.passed:
             result = harness_verdicts.left_processes(result, ended.strays)
-        if not self.template.alive:
-            self._start_template()
         result.sandbox = self.tool.name
         return result
 

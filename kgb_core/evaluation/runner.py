@@ -176,7 +176,9 @@ class Runner:
         self.kernel: Callable[..., Any] | None = None
         self.path = ""
         self.kept: dict[str, list[Any]] = {}
-        self.timers: dict[str, Any] = {}
+        from kgb_core.timing import Timers
+
+        self.timers = Timers(backend)
         self._last_output_bytes: list[int] = []
         from kgb_core.evaluation.integrity import IntegrityGuard
 
@@ -217,46 +219,38 @@ class Runner:
             self.backend.synchronize()
         return inputs
 
-    def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        from kgb_core.evaluation import exchange
-
+    def _kept_inputs(self, request: dict[str, Any]) -> list[Any]:
+        """The request's inputs, kept under its ``keep`` name when it gives one."""
         inputs = self._inputs(request)
         if request.get("keep"):
             self.kept[request["keep"]] = inputs
+        return inputs
+
+    def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        from kgb_core.evaluation import exchange
+
+        inputs = self._kept_inputs(request)
         actual = self._call(list(inputs), ghost=bool(request.get("ghost")))
-        protected = {t.untyped_storage().data_ptr() for i, value in enumerate(inputs)
-                     if i not in request.get("written", ()) for t in tensors_in(value)
-                     if t.numel()}
-        aliases = any(t.numel() and t.untyped_storage().data_ptr() in protected
-                      for t in tensors_in(actual))
+        # Output and inputs in one tree: a storage they share is one storage on the judge's
+        # side too, which is how the judge sees an output aliasing an input.
         packed = exchange.pack([actual, list(inputs)], opaque=True)
         out_name = f"out-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, out_name))
         return {"tree": packed.tree, "file": out_name, "launches": self.counter.count,
-                "kernel_names": self.counter.kernel_names[:16], "aliases_input": aliases}
+                "kernel_names": self.counter.kernel_names[:16]}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        from kgb_core.timing import TimingSettings
-
-        inputs = self._inputs(request)
-        if request.get("keep"):
-            self.kept[request["keep"]] = inputs
-        settings = request.get("settings") or {}
-        key = json.dumps(settings, sort_keys=True)
-        if key not in self.timers:
-            self.timers[key] = self.backend.make_timer(
-                TimingSettings.from_mapping(settings, self.backend.default_timing))
+        inputs = self._kept_inputs(request)
+        timer = self.timers.get(request.get("settings"))
         kernel = self.kernel
         self.counter.reset()
         try:
-            timing = self.timers[key].measure(lambda: kernel(*inputs))
+            timing = timer.measure(lambda: kernel(*inputs))
         except Exception as error:
             raise CandidateFailure(classify(error), "while timing: "
                                    + short_traceback(error, self.path)) from None
         self._check_integrity("while being timed")
-        if {s for s in self.counter.streams if s != self.harness_stream}:
-            raise CandidateFailure(verdicts.DEFERRED_WORK, "while being timed, a Triton "
-                                   "kernel was launched on a stream other than the harness's")
+        self._check_streams("while being timed, a")
         return {"timing": timing.to_dict()}
 
     # -- one instrumented call ---------------------------------------------------------------
@@ -268,6 +262,12 @@ class Runner:
         if changed:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
                                    f"{', '.join(changed[:5])}")
+
+    def _check_streams(self, lead: str) -> None:
+        if {s for s in self.counter.streams if s != self.harness_stream}:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   f"{lead} Triton kernel was launched on a stream other than "
+                                   f"the harness's, where the timer cannot see it")
 
     def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
         """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
@@ -308,11 +308,7 @@ class Runner:
             raise CandidateFailure(verdicts.DEFERRED_WORK,
                                    f"kernel(...) returned with {len(leftover)} thread(s) of its "
                                    f"own still running ({leftover[0]})")
-        foreign = {s for s in self.counter.streams if s != self.harness_stream}
-        if foreign:
-            raise CandidateFailure(verdicts.DEFERRED_WORK,
-                                   "a Triton kernel was launched on a stream other than the "
-                                   "harness's, where the timer cannot see it")
+        self._check_streams("a")
         if self.counter.count == 0 and not ghost:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    "kernel(...) returned without launching a @triton.jit kernel")

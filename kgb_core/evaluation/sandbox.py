@@ -65,10 +65,16 @@ def _base_arguments() -> list[str]:
     arguments = ["--unshare-all", "--as-pid-1", "--die-with-parent", "--new-session",
                  "--cap-drop", "ALL",
                  "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for folder in _EMPTIED:
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            arguments += ["--tmpfs", folder]
+    for folder in _emptied():
+        arguments += ["--tmpfs", folder]
     return arguments
+
+
+def _emptied() -> list[str]:
+    """The folders of ``_EMPTIED`` this machine has as real folders (``/var/run`` is often a
+    link to ``/run``, emptied through it)."""
+    return [folder for folder in _EMPTIED
+            if os.path.isdir(folder) and not os.path.islink(folder)]
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +131,7 @@ def _python_inside_emptied() -> list[str]:
     found: list[str] = []
     for path in needed:
         path = os.path.abspath(path)
-        for folder in _EMPTIED:
+        for folder in _emptied():
             if path.startswith(folder + os.sep):
                 top = os.path.join(folder, path[len(folder) + 1:].split(os.sep)[0])
                 if os.path.exists(top) and top not in found:
@@ -196,7 +202,6 @@ def command(tool: SandboxTool, program: Sequence[str], *, writable: Iterable[str
         arguments += ["--bind", path, path]
     # The emptied folders become read-only last, so that writable folders bound inside them
     # stay writable and a write anywhere else fails at once, with the error in the verdict.
-    for folder in _EMPTIED:
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            arguments += ["--remount-ro", folder]
+    for folder in _emptied():
+        arguments += ["--remount-ro", folder]
     return [*arguments, "--", *program]
