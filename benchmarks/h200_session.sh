@@ -19,7 +19,7 @@
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
-# KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout). Carry .device to resume a sweep, and take the
+# KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
 set -uo pipefail
@@ -128,12 +128,20 @@ for step in $steps; do
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
           > "$OUT/timer_fidelity.txt" 2>&1
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
+    startup)
+      # Where a fresh runner's first second goes (runner_startup.py, in and out of the
+      # sandbox), then the sandbox probe (python and CUDA inside it, one evaluation).
+      { timeout 120 python3 benchmarks/runner_startup.py --backend nvidia --runs 4
+        timeout 120 python3 benchmarks/runner_startup.py --backend nvidia --runs 4 --no-sandbox
+        timeout 150 python3 benchmarks/sandbox_probe.py --backend nvidia --timeout 45
+      } > "$OUT/startup.txt" 2>&1 ;;
     cost)
       # Per-candidate cost of a fresh sandboxed runner against the worker of an older kgb
       # (.old: `git worktree add .old b11daf7`, carried), same candidate and distinct ones.
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/worker_overhead.py --backend nvidia \
           --op aten.neg --candidates "${KGB_OVERHEAD_CANDIDATES:-5}" --timed-ops "" \
-          ${KGB_BASELINE_TREE:+--baseline-tree "$KGB_BASELINE_TREE"} > "$OUT/cost.txt" 2>&1
+          ${KGB_BASELINE_TREE:+--baseline-tree "$KGB_BASELINE_TREE"} ${KGB_COST_ARGS:-} \
+          > "$OUT/cost.txt" 2>&1
       echo "cost exit $?" >> "$OUT/cost.txt" ;;
     overhead)
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/worker_overhead.py --backend nvidia --op aten.neg \
