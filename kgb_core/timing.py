@@ -64,12 +64,29 @@ class Timer(ABC):
 
     def __init__(self, settings: TimingSettings) -> None:
         self.settings = settings
+        self._prepare: Callable[[], Any] | None = None
 
     @abstractmethod
     def time_once_ms(self, fn: Callable[[], Any]) -> float:
-        """One timed call, with whatever the device needs before it (a cache flush)."""
+        """One timed call, with whatever the device needs before it (``_before``, a flush)."""
 
-    def measure(self, fn: Callable[[], Any]) -> Timing:
+    def _before(self) -> None:
+        """Outside the timed region, before every call: ``measure``'s ``prepare``."""
+        if self._prepare is not None:
+            self._prepare()
+
+    def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None) -> Timing:
+        """The call's timing. ``prepare``, when given, runs before every call of ``fn``, outside
+        the timed region and before any cache flush: the runner writes the next call's input
+        values there, so that no two timed calls see the same tensors in the same state."""
+        self._prepare = prepare
+        try:
+            return self._measure(fn)
+        finally:
+            self._prepare = None
+
+    def _measure(self, fn: Callable[[], Any]) -> Timing:
+        self._before()
         fn()  # the first call compiles and caches; it is never timed
         if self.settings.warmup_ms <= 0:
             # No warm-up budget (Triton's interpreter): nothing happens between the estimate
@@ -94,6 +111,7 @@ class Timer(ABC):
         warmup_calls = min(self.settings.max_repetitions,
                            int(self.settings.warmup_ms / max(estimate, 1e-6)))
         for _ in range(warmup_calls):
+            self._before()
             fn()
         repetitions = self.settings.repetitions_for(estimate, self.settings.rep_ms)
         return self._timing(self.time_repetitions_ms(fn, repetitions))
@@ -160,6 +178,7 @@ class EventTimer(Timer):
         """Flush, then one call between a pair of events, enqueued without waiting."""
         start = self._device_module.Event(enable_timing=True)
         end = self._device_module.Event(enable_timing=True)
+        self._before()
         if self._flush_buffer is not None:
             self._flush_buffer.zero_()
         start.record()
@@ -182,6 +201,7 @@ class WallClockTimer(Timer):
         self.label = label
 
     def time_once_ms(self, fn: Callable[[], Any]) -> float:
+        self._before()
         self._synchronize()
         start = time.perf_counter()
         fn()

@@ -31,13 +31,56 @@ def test_values_strides_and_shared_storages_survive_the_trip(tmp_path):
     assert back[3].shape == (0, 5) and back[4].item() is True
 
 
-def test_a_tensor_subclass_travels_as_plain_data(tmp_path):
-    class Lying(torch.Tensor):
-        pass
+def test_a_tensor_subclass_from_a_runner_travels_as_what_it_is_and_runs_no_code(tmp_path):
+    reads = []
 
-    value = torch.ones(3).as_subclass(Lying)
-    back = _trip(value, tmp_path)
-    assert type(back) is torch.Tensor and torch.equal(back, torch.ones(3))
+    class Lazy(torch.Tensor):  # computes its values when read, where no recorder looks
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            reads.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    value = torch.ones(3).as_subclass(Lazy)
+    reads.clear()
+    back = _trip([value], tmp_path, opaque=True)
+    assert back == [exchange.Opaque("a torch.Tensor subclass (Lazy)")] and not reads
+    with pytest.raises(exchange.ExchangeError):  # the judge never sends one
+        exchange.pack([value])
+
+
+def test_a_tensor_with_attributes_of_its_own_is_not_read_through_them(tmp_path):
+    value = torch.ones(3)
+    value.untyped_storage = lambda: torch.zeros(3).untyped_storage()  # shadows the method
+    value.detach = lambda: torch.zeros(3)
+    back = _trip([value], tmp_path, opaque=True)
+    assert back[0].type_name.startswith("a torch.Tensor carrying attributes of its own")
+
+
+def test_an_object_lying_about_its_class_runs_no_code(tmp_path):
+    ran = []
+
+    class Impostor:
+        @property
+        def __class__(self):  # isinstance(x, torch.Tensor) would ask this
+            ran.append(True)
+            return torch.Tensor
+
+    assert _trip([Impostor()], tmp_path, opaque=True) == [exchange.Opaque("Impostor")]
+    assert not ran
+
+
+def test_named_tuples_and_number_subclasses_travel_as_plain_values(tmp_path):
+    class Loud(float):
+        def __float__(self):
+            raise AssertionError("read through its own method")
+
+        def __eq__(self, other):
+            return True
+
+    pair = torch.ones(2).max(dim=0)  # torch.return_types.max, a tuple subclass
+    back = _trip([pair, Loud(2.5)], tmp_path, opaque=True)
+    assert type(back[0]) is tuple and torch.equal(back[0][0], pair.values)
+    assert type(back[1]) is float and back[1] == 2.5
 
 
 def test_objects_travel_only_as_their_type_name_and_only_from_a_runner(tmp_path):

@@ -13,9 +13,12 @@ the runner handed back, and decides. The stages, in order, each able to end the 
 4. ``rewritten inputs``: the same tensors called twice with new values written in between, so a
    result cached by identity, pointer or shape shows (``stale_output`` when the first call's
    answer comes back; any other miss is a ``wrong_output``);
-5. ``ghost replay``: one more call with every Triton launch a no-op, which must not come out right;
-6. ``timing``: the candidate timed by the runner on kept inputs, the baseline by the judge on its
-   own copy, then one more rewritten-inputs call (caching while timed).
+5. ``ghost replay``: one more checked call on new values, then the same inputs with every Triton
+   launch a no-op, which must come out wrong and otherwise alike (launch count, no exception);
+6. ``timing``: the candidate timed by the runner under the same recorders as a checked call,
+   cycling through three input sets with new values written before every call, a random sample
+   of its timed outputs compared with the reference; the baseline timed by the judge on its own
+   copies; then one more rewritten-inputs call (caching while timed).
 
 Verdicts about the channel and the process (timeout, crash, out of memory, a forged message)
 are made in one place, ``kgb_core.evaluation.harness_verdicts``.
@@ -24,6 +27,7 @@ are made in one place, ``kgb_core.evaluation.harness_verdicts``.
 from __future__ import annotations
 
 import os
+import random
 import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
@@ -33,6 +37,7 @@ import torch
 from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.limits import MAX_FILE_BYTES
+from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.runner import RUNNER_VERDICTS, CandidateFailure, tensors_in
 from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
@@ -43,7 +48,14 @@ from kgb_core.timing import Timer, Timing
 # Seeds no shown trial uses, for the probes: their expected outputs never existed before.
 REWRITE_SEEDS = (7_000_003, 7_000_019)
 GHOST_SEED = 7_000_037
+# A probe's case holds at least this many input elements, where one does.
+PROBE_MIN_ELEMENTS = 64
+_RANDOM = random.SystemRandom()
 AFTER_TIMING_SEED = 7_000_057
+# The input sets a timed case cycles through (distinct storages and values), and how many of
+# its timed outputs the runner hands back, drawn at random, for comparison.
+TIMING_SEEDS = (0, 7_000_071, 7_000_081)
+TIMED_SAMPLES = 2
 # What the judge reads back of one call: as much as a runner may write in one file.
 MAX_EXCHANGE_BYTES = MAX_FILE_BYTES
 
@@ -160,7 +172,9 @@ class Evaluation:
                                  emulates=backend.emulates)
         self.runnable: list[tuple[ShapeCase, str]] = []
         self.seen_outputs: set[tuple] = set()
+        # The probes' cases, each drawn at random among the cases run (``_probe_case``).
         self.probe: tuple[ShapeCase, str] | None = None
+        self.ghost_case: tuple[ShapeCase, str] | None = None
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -169,14 +183,16 @@ class Evaluation:
         stages = [
             Stage("import", frozenset({verdicts.COMPILE_ERROR, verdicts.SCREEN_REJECTED,
                                        verdicts.TAMPERING, verdicts.RUNTIME_ERROR,
-                                       verdicts.OOM}), Evaluation._import),
+                                       verdicts.OOM, verdicts.DEFERRED_WORK}),
+                  Evaluation._import),
             Stage("trials", trial, Evaluation._shown_trials),
             Stage("held-out", frozenset({verdicts.HELDOUT_FAILED}) | trial,
                   Evaluation._heldout_trials),
             Stage("rewritten inputs", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
                   Evaluation._rewritten_inputs),
-            Stage("ghost replay", frozenset({verdicts.GHOST_REPLAY_MATCHED, verdicts.TAMPERING,
-                                             verdicts.DEFERRED_WORK}), Evaluation._ghost_replay),
+            Stage("ghost replay", frozenset({verdicts.GHOST_REPLAY_MATCHED,
+                                             verdicts.GHOST_REPLAY_DETECTED}) | trial,
+                  Evaluation._ghost_replay),
         ]
         if self.settings.timing:
             stages.append(Stage("timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
@@ -208,6 +224,7 @@ class Evaluation:
             if not case.heldout:
                 self._trials_of(case, dtype)
         self.probe = self._probe_case()
+        self.ghost_case = self._probe_case()
 
     def _heldout_trials(self) -> None:
         for case, dtype in self.runnable:
@@ -220,21 +237,41 @@ class Evaluation:
                                    slot="probe", inputs=self._draw(case, dtype, REWRITE_SEEDS[0]))
 
     def _ghost_replay(self) -> None:
-        case, dtype = self.probe
+        """The same inputs twice: a checked call, then one with every launch a no-op. The
+        second must come out wrong, and otherwise just like the first: the same number of
+        launches, no exception of its own (a candidate that tells the replay from a real call
+        could behave well only when its kernels run)."""
+        case, dtype = self.ghost_case
+        label = case_label(self.spec, case)
         inputs = self._draw(case, dtype, GHOST_SEED)
-        reference_inputs = clone_tree(inputs)
+        pristine, ghost_inputs = clone_tree(inputs), clone_tree(inputs)
+        real = self._call(inputs)
+        status, message, _ = self._judge(case, dtype, real, pristine, clone_tree(pristine))
+        if status != verdicts.PASS:
+            raise CandidateFailure(status, f"on new values of {label}: {message}")
+        reference_inputs = clone_tree(ghost_inputs)
         try:
-            outcome = self._call(inputs, ghost=True)
+            outcome = self._call(ghost_inputs, ghost=True)
         except CandidateFailure as failure:
             if failure.verdict in (verdicts.TAMPERING, verdicts.DEFERRED_WORK):
                 raise
-            return  # crashing without its kernels is what a real kernel does
+            raise CandidateFailure(verdicts.GHOST_REPLAY_DETECTED,
+                                   f"with every Triton launch made a no-op, kernel(...) failed "
+                                   f"on {label} ({failure.verdict}), where the same inputs "
+                                   f"passed with its launches run: {failure.message[:600]}"
+                                   ) from None
+        if outcome.launches != real.launches:
+            raise CandidateFailure(verdicts.GHOST_REPLAY_DETECTED,
+                                   f"with every Triton launch made a no-op, kernel(...) "
+                                   f"launched {outcome.launches} kernels on {label}, against "
+                                   f"{real.launches} with its launches run: it behaves "
+                                   f"differently when its kernels do nothing")
         comparison, _ = self._compare_with_reference(case, dtype, outcome, reference_inputs)
         if comparison.ok:
             raise CandidateFailure(verdicts.GHOST_REPLAY_MATCHED,
-                                   "with every Triton launch made a no-op, kernel(...) still "
-                                   "returned the right output: the result does not come from "
-                                   "its Triton kernels")
+                                   f"with every Triton launch made a no-op, kernel(...) still "
+                                   f"returned the right output on {label}: the result does not "
+                                   f"come from its Triton kernels")
 
     def _time(self) -> None:
         spec, quirks = self.spec, self.backend.quirks
@@ -242,13 +279,18 @@ class Evaluation:
                  for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
         baseline = spec.timing_baseline
         for index, (case, dtype) in enumerate(timed):
-            inputs = self._draw(case, dtype, 0)
-            reference_inputs = clone_tree(inputs)
+            sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
+            pristine = [clone_tree(one) for one in sets]
+            baseline_sets = [clone_tree(one) for one in sets]
             slot = f"timed-{index}"
-            reply = self._request({"op": "time", "keep": slot,
-                                   "settings": self.timing_settings}, inputs=inputs)
+            reply = self._request({"op": "time", "keep": slot, "settings": self.timing_settings,
+                                   "sample": TIMED_SAMPLES,
+                                   "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
-            reference = self.timer.measure(lambda: baseline(*reference_inputs))
+            self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
+            turn = iter(range(1 << 62))
+            reference = self.timer.measure(
+                lambda: baseline(*baseline_sets[next(turn) % len(baseline_sets)]))
             self.result.timings.append({
                 "case": case.name, "tier": case.tier, "dtype": dtype,
                 "candidate": candidate.to_dict(), "reference": reference.to_dict(),
@@ -263,6 +305,46 @@ class Evaluation:
             self.result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in timings)
             self.result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in timings)
             self.result.speedup = geometric_mean(t["speedup"] for t in timings)
+
+    def _check_timed_samples(self, case: ShapeCase, dtype: str, samples: Any,
+                             pristine: list[list[Any]]) -> None:
+        """The timed outputs the runner sampled, each against the reference on the values it was
+        computed from. An operator that writes its arguments is judged by them, which the next
+        timed call overwrites: its samples are not compared (its after-timing call is)."""
+        try:
+            name = str(samples["file"])
+            if name != os.path.basename(name) or name.startswith("."):
+                raise exchange.ExchangeError(f"a sample file named {name[:80]!r}")
+            try:
+                blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
+            finally:
+                self.channel.unlink(name)
+            drawn = exchange.unpack(samples["tree"], blob, self.device)
+            entries = [(int(i), int(v), out) for i, v, out in drawn]
+        except (KeyError, TypeError, ValueError, OSError) as error:
+            raise ChannelViolation(f"the runner's timed samples are not what was asked: "
+                                   f"{error}") from None
+        if len(entries) < min(TIMED_SAMPLES, 1) or any(
+                not 0 <= values < len(pristine) for _, values, _ in entries):
+            raise ChannelViolation("the runner's timed samples are not what was asked")
+        if self.spec.mutated_args:
+            return
+        label = case_label(self.spec, case)
+        for call, values, output in entries:
+            outcome = CallOutcome(output, clone_tree(pristine[values]), 0)
+            comparison, _ = self._compare_with_reference(case, dtype, outcome,
+                                                         clone_tree(pristine[values]))
+            overlap = overlapping(tensors_in(output))
+            if comparison.ok and not overlap:
+                continue
+            stale = any(self._compare_with_reference(case, dtype, outcome,
+                                                     clone_tree(other))[0].ok
+                        for index, other in enumerate(pristine) if index != values)
+            raise CandidateFailure(
+                verdicts.STALE_OUTPUT if stale else comparison.verdict
+                if not comparison.ok else verdicts.WRONG_SHAPE_OR_DTYPE,
+                f"while timed, call {call} on {label} returned "
+                + ("another input set's answer" if stale else overlap or comparison.message))
 
     # -- calls through the runner --------------------------------------------------------------
     def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
@@ -410,6 +492,12 @@ class Evaluation:
         if _storages(outcome.actual) & protected:  # one storage in the runner is one here
             return (verdicts.OUTPUT_ALIASES_INPUT, "the output shares memory with an input; "
                     f"{spec.id} returns a new tensor", None)
+        inputs = _storages(outcome.inputs_after)
+        overlap = overlapping([t for t in tensors_in(outcome.actual)
+                               if not _storages(t) & inputs])
+        if overlap:
+            return (verdicts.WRONG_SHAPE_OR_DTYPE, f"{overlap}: {spec.id} returns new tensors, "
+                    f"each element its own (not an expanded or overlapping view)", None)
         if len(outcome.inputs_after) != len(pristine):
             return (verdicts.INPUT_MUTATED, "the arguments came back changed in number", None)
         for index, (now, before) in enumerate(zip(outcome.inputs_after, pristine)):
@@ -441,17 +529,22 @@ class Evaluation:
         return comparison, tolerance
 
     def _probe_case(self) -> tuple[ShapeCase, str]:
-        """The shown small case with the most input elements: a tiny case (a 0-d tensor, say)
-        can leave a cached or kernel-less output right by chance, a larger one cannot."""
+        """A case for a probe, drawn at random (by the judge, unpredictable to the candidate)
+        among the cases run whose inputs hold at least ``PROBE_MIN_ELEMENTS`` elements: a tiny
+        case (a 0-d tensor, say) can leave a cached or kernel-less output right by chance.
+        Where none is that large, the largest; small tiers first, where they ran."""
         shown = [(c, d) for c, d in self.runnable if not c.heldout] or self.runnable
-        small = [(c, d) for c, d in shown if c.tier == SMALL] or shown
+        pool = [(c, d) for c, d in shown if c.tier == SMALL] or shown
 
         def size(entry: tuple[ShapeCase, str]) -> int:
             inputs = self.spec.make_inputs(InputContext(entry[0], entry[1], 0, "cpu"))
             return sum(t.numel() for t in tensors_in(list(inputs)))
 
-        return max(small, key=size)
-
+        sizes = {index: size(entry) for index, entry in enumerate(pool)}
+        large = [pool[i] for i, n in sizes.items() if n >= PROBE_MIN_ELEMENTS]
+        if not large:
+            return pool[max(sizes, key=sizes.get)]
+        return _RANDOM.choice(large)
 
 
 __all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",

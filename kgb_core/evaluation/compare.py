@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.exchange import Opaque
 from kgb_core.operators import Rounded, Tolerance, WithTolerance
 
 
@@ -39,6 +40,8 @@ class Comparison:
 def _describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return f"Tensor(shape={tuple(value.shape)}, dtype={value.dtype})"
+    if isinstance(value, Opaque):  # what the runner said the candidate returned
+        return value.type_name
     return type(value).__name__
 
 

@@ -68,57 +68,99 @@ class Packed:
         return written
 
 
-def _storage_bytes(tensor: torch.Tensor) -> memoryview:
-    """The whole storage of ``tensor`` as host bytes (a device storage is copied to the host)."""
-    storage = tensor.untyped_storage()
-    raw = torch.empty(0, dtype=torch.uint8, device=tensor.device)
+# Read through torch.Tensor's own methods, unbound, never through the object: an attribute the
+# candidate set on an output tensor shadows the class's method on that object, not here.
+_detach = torch.Tensor.detach
+_untyped_storage = torch.Tensor.untyped_storage
+_stride = torch.Tensor.stride
+_storage_offset = torch.Tensor.storage_offset
+_tensor_dict = vars
+_type_name = type.__dict__["__name__"].__get__  # a metaclass's own __name__ runs no code here
+
+
+def _storage_bytes(storage: torch.UntypedStorage, device: torch.device) -> memoryview:
+    """The whole storage as host bytes (a device storage is copied to the host)."""
+    raw = torch.empty(0, dtype=torch.uint8, device=device)
     raw.set_(storage, 0, (storage.nbytes(),), (1,))
     if raw.device.type != "cpu":
         raw = raw.cpu()
     return memoryview(raw.numpy()).cast("B")
 
 
+def _not_plain(item: Any) -> str | None:
+    """Why a value that claims to be a tensor is not a plain one, or None when it is."""
+    cls = type(item)
+    if cls is not torch.Tensor:
+        return f"a torch.Tensor subclass ({_type_name(cls)[:60]})"
+    own = _tensor_dict(item)
+    if own:
+        return (f"a torch.Tensor carrying attributes of its own "
+                f"({', '.join(sorted(str(k)[:30] for k in own)[:4])})")
+    return None
+
+
 def pack(value: Any, *, opaque: bool = False) -> Packed:
-    """Describe ``value``; each distinct storage of its tensors is copied once. With ``opaque``
-    (a runner packing what a candidate returned), an object of any other type travels as its
-    type's name, which the judge then finds is not the output it expected."""
+    """Describe ``value``; each distinct storage of its tensors is copied once.
+
+    Types are taken exactly (``type(x) is torch.Tensor``, not ``isinstance``, which a
+    ``__class__`` property can answer) and read through unbound methods of their classes, so no
+    code of the object's own runs here. With ``opaque`` (a runner packing what a candidate
+    returned), anything else travels as a description of what it is, which the judge then finds
+    is not the output it expected: a tensor subclass (one can compute its values lazily, when
+    read, where no recorder looks), a tensor with attributes of its own, any other object."""
     packed = Packed(tree=None)
     offsets: dict[tuple[str, int], int] = {}
     position = [0]
 
-    def visit(item: Any) -> Any:
-        if isinstance(item, torch.Tensor):
-            tensor = item.detach()
-            if type(tensor) is not torch.Tensor:  # a subclass travels as its plain data
-                tensor = tensor.as_subclass(torch.Tensor)
-            storage = tensor.untyped_storage()
-            key = (str(tensor.device), storage.data_ptr())
-            if not storage.nbytes():  # nothing to carry: rebuilt as an empty storage
-                offsets[key] = 0
-            elif key not in offsets:
-                data = _storage_bytes(tensor)
-                position[0] += -position[0] % _ALIGN
-                offsets[key] = position[0]
-                packed.storages.append(data)
-                position[0] += len(data)
-            return {"tensor": {"at": offsets[key], "nbytes": storage.nbytes(),
-                               "dtype": _dtype_name(tensor.dtype),
-                               "shape": list(tensor.shape), "stride": list(tensor.stride()),
-                               "offset": tensor.storage_offset()}}
-        if isinstance(item, (list, tuple)):
-            return {"list" if isinstance(item, list) else "tuple": [visit(v) for v in item]}
-        if isinstance(item, torch.dtype):
-            return {"dtype": _dtype_name(item)}
-        if isinstance(item, torch.device):
-            return {"device": str(item)}
-        if item is None or isinstance(item, (bool, int, float, str)):
-            return {"value": item}
-        if isinstance(item, complex):
-            return {"complex": [item.real, item.imag]}
+    def tensor_node(item: torch.Tensor) -> dict[str, Any]:
+        tensor = _detach(item)
+        storage = _untyped_storage(tensor)
+        key = (str(tensor.device), storage.data_ptr())
+        if not storage.nbytes():  # nothing to carry: rebuilt as an empty storage
+            offsets[key] = 0
+        elif key not in offsets:
+            data = _storage_bytes(storage, tensor.device)
+            position[0] += -position[0] % _ALIGN
+            offsets[key] = position[0]
+            packed.storages.append(data)
+            position[0] += len(data)
+        return {"tensor": {"at": offsets[key], "nbytes": storage.nbytes(),
+                           "dtype": _dtype_name(tensor.dtype),
+                           "shape": list(tensor.shape), "stride": list(_stride(tensor)),
+                           "offset": _storage_offset(tensor)}}
+
+    def refuse(description: str) -> dict[str, Any]:
         if opaque:
-            return {"opaque": type(item).__name__[:80]}
-        raise ExchangeError(f"a {type(item).__name__} cannot cross to the other process; "
-                            f"kernel(...) takes and returns tensors, numbers and their tuples")
+            return {"opaque": description}
+        raise ExchangeError(f"{description} cannot cross to the other process; kernel(...) "
+                            f"takes and returns tensors, numbers and their tuples")
+
+    def visit(item: Any) -> Any:
+        cls = type(item)
+        if issubclass(cls, torch.Tensor):  # not isinstance: it asks the object's __class__
+            why = _not_plain(item)
+            return refuse(why) if why else tensor_node(item)
+        if cls is list or cls is tuple:
+            return {cls.__name__: [visit(v) for v in item]}
+        if issubclass(cls, tuple):  # a named tuple: its elements, read as a tuple's
+            return {"tuple": [visit(tuple.__getitem__(item, i))
+                              for i in range(tuple.__len__(item))]}
+        if issubclass(cls, list):
+            return {"list": [visit(list.__getitem__(item, i)) for i in range(list.__len__(item))]}
+        if cls is torch.dtype:
+            return {"dtype": _dtype_name(item)}
+        if cls is torch.device:
+            return {"device": str(item)}
+        if item is None or cls in (bool, int, float, str):
+            return {"value": item}
+        if cls is complex:
+            return {"complex": [item.real, item.imag]}
+        # A subclass of a number or a string (numpy's float64 is a float): its value, read as
+        # its base type's, so that an overridden __eq__ or __float__ never runs.
+        for base, read in ((int, int.__index__), (float, float.__float__), (str, str.__str__)):
+            if issubclass(cls, base):
+                return {"value": read(item)}
+        return refuse(_type_name(cls)[:80])
 
     packed.tree = visit(value)
     return packed

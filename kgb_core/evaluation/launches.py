@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from kgb_core.evaluation.recorder import suspended
+from kgb_core.evaluation.recorder import modes_depth, suspended
 
 
 class LaunchCounter:
@@ -29,6 +29,10 @@ class LaunchCounter:
         self.kernel_names: list[str] = []
         self.streams: set[Any] = set()
         self.limit_violations: list[str] = []
+        # The recorders' depth on the mode stacks while a call is recorded (None: not
+        # recorded); a launch that finds other depths found the recorders switched off.
+        self.expected_modes: tuple[int, int] | None = None
+        self.mode_violations: list[str] = []
         self.ghost = False
         self.max_num_warps = max_num_warps
         self.max_block_size = max_block_size
@@ -50,6 +54,7 @@ class LaunchCounter:
         self.kernel_names = []
         self.streams = set()
         self.limit_violations = []
+        self.mode_violations = []
 
     def check_limits(self, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> str | None:
         """Why this launch exceeds the backend's limits, or None when it does not."""
@@ -108,16 +113,56 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
 
     @functools.wraps(original)
     def counted_run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs.get("warmup", False):
-            counter.note_launch(getattr(self, "__name__", "?"))
-            violation = counter.check_limits(self, args, kwargs)
-            if violation is not None:
-                # Recorded before raising: a candidate that catches the error is still judged.
-                counter.limit_violations.append(violation)
-                raise LaunchLimitExceeded(violation)
-            if counter.ghost:
-                return None
-        with suspended():  # the interpreter's own data movement is no candidate torch op
-            return original(self, *args, **kwargs)
+        if kwargs.get("warmup", False):
+            with suspended():
+                return original(self, *args, **kwargs)
+        name = getattr(self, "__name__", "?")
+        counter.note_launch(name)
+        if counter.expected_modes is not None and modes_depth() != counter.expected_modes:
+            counter.mode_violations.append(f"{name} was launched with torch's mode stacks at "
+                                           f"{modes_depth()}, not the recorders' "
+                                           f"{counter.expected_modes}")
+        violation = counter.check_limits(self, args, kwargs)
+        if violation is not None:
+            # Recorded before raising: a candidate that catches the error is still judged.
+            counter.limit_violations.append(violation)
+            raise LaunchLimitExceeded(violation)
+        if counter.ghost:
+            return None
+        # The candidate's own code that Triton would run inside the launch runs here, where
+        # the recorders see it: the grid callable and any pre-run hooks.
+        grid = kwargs.get("grid")
+        if callable(grid):
+            kwargs["grid"] = _resolve_grid(self, grid, args, kwargs)
+        hooks = list(getattr(self, "pre_run_hooks", None) or ())
+        for hook in hooks:
+            hook(*args, **kwargs)
+        if hooks:
+            self.pre_run_hooks = []
+        try:
+            with suspended():  # the interpreter's own data movement is no candidate torch op
+                return original(self, *args, **kwargs)
+        finally:
+            if hooks:
+                self.pre_run_hooks = hooks
 
     cls.run = counted_run
+
+
+def _resolve_grid(fn: Any, grid: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:
+    """The launch grid, from the kernel's arguments bound by name as Triton binds them (its
+    defaults applied, launch options such as ``num_warps`` left out)."""
+    import inspect
+
+    names = list(getattr(fn, "arg_names", ()))
+    bound = dict(zip(names, args))
+    bound.update({k: v for k, v in kwargs.items() if k in names})
+    try:
+        signature = inspect.signature(fn.fn)
+    except (AttributeError, TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        for parameter in signature.parameters.values():
+            if parameter.name not in bound and parameter.default is not inspect.Parameter.empty:
+                bound[parameter.name] = parameter.default
+    return grid(bound)

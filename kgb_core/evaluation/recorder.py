@@ -1,10 +1,24 @@
-"""Which torch ops ran during a candidate's call: the detector of ``reference_used``.
+"""What torch did during a candidate's call: the detectors of ``reference_used`` and ``host_read``.
 
-A ``TorchDispatchMode`` sees every aten op the candidate's Python code causes, whatever name
-it was reached by (``torch.relu``, ``x.relu()``, an alias, a wrapper). A candidate may allocate,
-make views and copy data (staging inputs, converting dtypes); any other op means torch, not
-the candidate's Triton kernel, computed something. The launch hook suspends the recorder while
-a Triton kernel runs, since Triton's interpreter itself moves data with torch ops.
+Two modes are active for every call of the candidate, checked and timed alike (``Recording``):
+
+- a ``TorchDispatchMode`` sees every aten op the candidate's Python code causes, whatever name it
+  was reached by (``torch.relu``, ``x.relu()``, an alias, a wrapper). A candidate may allocate,
+  make views and copy data (staging inputs, converting dtypes); any other op means torch, not the
+  candidate's Triton kernel, computed something. It also counts the elements copied from a
+  device to the host (``.cpu()``, ``.to("cpu")``, a ``copy_`` into a host tensor);
+- a ``TorchFunctionMode`` sees the tensor methods that read values on the host without any aten
+  op: ``numpy``, ``tolist``, ``item``, ``float(t)``, ``__array__``, ``__dlpack__``, the storage,
+  ``repr``. A kernel may read a few scalars (sizes that steer a launch); past
+  ``HOST_READ_BUDGET`` elements per call the values may be computed on the host, and the verdict
+  is ``host_read``, whatever the Triton kernels did.
+
+The modes cannot be switched off from inside unseen: the stacks must be empty before the call
+(a mode pushed at import is ``tampering``), hold exactly these two at every Triton launch
+(``LaunchCounter`` checks) and again when the call returns. Each launch suspends both
+(``suspended``), since Triton's interpreter itself moves data with torch; the launch's grid
+callable and pre-run hooks, which Triton would call inside, are called before the suspension
+(``kgb_core.evaluation.launches``).
 """
 
 from __future__ import annotations
@@ -12,7 +26,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from torch._C import _len_torch_dispatch_stack
+import torch
+from torch._C import DisableTorchFunction, _len_torch_dispatch_stack, _len_torch_function_stack
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 # aten op names (overload packets) a candidate may cause: allocation, views, layout, copies,
@@ -30,26 +46,157 @@ ALLOWED_OPS = frozenset({
     "size", "stride", "numel", "is_contiguous", "is_same_size",
 })
 
+# Tensor values a call may read on the host, in elements: a few sizes or flags that steer a
+# launch (a count read back to size an output), never an operand.
+HOST_READ_BUDGET = 16
+
+
+def _methods(*names: str) -> frozenset[Any]:
+    return frozenset(getattr(torch.Tensor, name) for name in names if hasattr(torch.Tensor, name))
+
+
+# Methods that read one value on the host, and methods that hand over every value.
+_READS_ONE = _methods("item", "__float__", "__int__", "__bool__", "__index__", "__complex__")
+_READS_ALL = _methods("numpy", "tolist", "__array__", "__dlpack__", "untyped_storage",
+                      "storage", "_typed_storage", "__repr__", "__str__", "__format__",
+                      "__reduce_ex__", "__getstate__")
+_numel = torch.Tensor.numel
+
 
 class TorchOpRecorder(TorchDispatchMode):
+    """aten ops other than allocation, views and copies; elements copied device to host."""
+
     def __init__(self) -> None:
         super().__init__()
         self.forbidden: list[str] = []
+        self.copied_to_host = 0
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
         if name not in ALLOWED_OPS and len(self.forbidden) < 20:
             self.forbidden.append(f"aten.{name}")
+        if name in ("_to_copy", "copy_"):
+            self.copied_to_host += _to_host(name, args, kwargs)
+        return func(*args, **kwargs)
+
+
+def _to_host(name: str, args: Any, kwargs: dict[str, Any]) -> int:
+    """Elements this copy moves from a device to the host (0 for any other copy)."""
+    if name == "_to_copy":
+        source, target = args[0], kwargs.get("device")
+        target_type = torch.device(target).type if target is not None else source.device.type
+    else:
+        if len(args) < 2 or not isinstance(args[1], torch.Tensor):
+            return 0
+        source, target_type = args[1], args[0].device.type
+    if source.device.type != "cpu" and target_type == "cpu":
+        return _numel(source)
+    return 0
+
+
+class HostReadRecorder(TorchFunctionMode):
+    """Tensor methods that read values on the host, and how many values they read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements = 0
+        self.methods: list[str] = []
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if func in _READS_ONE or func in _READS_ALL:
+            tensor = args[0] if args else None
+            count = 1 if func in _READS_ONE or not isinstance(tensor, torch.Tensor) \
+                else _numel(tensor)
+            self.elements += count
+            name = getattr(func, "__name__", "?")
+            if name not in self.methods and len(self.methods) < 8:
+                self.methods.append(name)
         return func(*args, **(kwargs or {}))
 
 
-def suspended():  # noqa: ANN201 - a context manager
-    """No dispatch mode while the harness's own code runs inside a candidate's call.
+class Recording:
+    """Both recorders around a candidate's calls, and the check that nothing else was pushed.
 
-    Every Triton launch passes through here. While timing no mode is active, and popping and
-    pushing an empty mode stack still cost the host about 5 us per launch: on a kernel of tens
-    of microseconds that is host time the timer can see (benchmarks/RESULTS.md, issue 9).
+    ``tampered`` says what was wrong with the mode stacks, if anything: a mode left before the
+    call (pushed at import or in an earlier call), or a stack the call changed. The stacks are
+    emptied on the way out in every case, so the runner's own code never runs under a
+    candidate's mode.
     """
-    if _len_torch_dispatch_stack() == 0:
+
+    def __init__(self, counter: Any = None) -> None:
+        self.ops = TorchOpRecorder()
+        self.reads = HostReadRecorder()
+        self.counter = counter
+        self.tampered: str | None = None
+
+    def __enter__(self) -> "Recording":
+        if _len_torch_dispatch_stack() or _len_torch_function_stack():
+            self.tampered = "a torch mode was left on the stack (pushed at import or in an " \
+                            "earlier call)"
+            clear_modes()
+        self.ops.__enter__()
+        self.reads.__enter__()
+        if self.counter is not None:
+            self.counter.expected_modes = (1, 1)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.counter is not None:
+            self.counter.expected_modes = None
+        if (_len_torch_dispatch_stack(), _len_torch_function_stack()) == (1, 1):
+            self.reads.__exit__(None, None, None)
+            self.ops.__exit__(None, None, None)
+        else:
+            self.tampered = self.tampered or "the call changed torch's mode stack (a mode " \
+                                             "pushed, or the recorder's removed)"
+            clear_modes()
+
+    def host_reads(self) -> int:
+        """Elements read on the host: device-to-host copies and host reads of tensor values."""
+        return self.ops.copied_to_host + self.reads.elements
+
+    def host_read_message(self, calls: int = 1) -> str | None:
+        """Why the reads exceed the budget (``calls`` calls recorded), or None."""
+        if self.host_reads() <= HOST_READ_BUDGET * max(calls, 1):
+            return None
+        how = ", ".join(self.reads.methods + (["device-to-host copies"]
+                                              if self.ops.copied_to_host else []))
+        per_call = "" if calls <= 1 else f" over {calls} calls"
+        return (f"kernel(...) read {self.host_reads()} tensor values on the host{per_call} "
+                f"({how}); a call may read at most {HOST_READ_BUDGET} (sizes that steer a "
+                f"launch), or the values may be computed there rather than by its Triton kernels")
+
+
+def clear_modes() -> None:
+    """Pop every torch function and dispatch mode: the runner's code runs under none."""
+    from torch.overrides import _pop_mode as pop_function_mode
+    from torch.utils._python_dispatch import _pop_mode as pop_dispatch_mode
+
+    while _len_torch_function_stack():
+        pop_function_mode()
+    while _len_torch_dispatch_stack():
+        pop_dispatch_mode()
+
+
+def modes_depth() -> tuple[int, int]:
+    """(dispatch modes, torch function modes) on the stacks now."""
+    return _len_torch_dispatch_stack(), _len_torch_function_stack()
+
+
+def suspended():  # noqa: ANN201 - a context manager
+    """No mode while the harness's own code runs inside a candidate's call.
+
+    Every Triton launch passes through here. Without a mode on either stack it costs nothing:
+    pushing and popping empty stacks still cost the host about 5 us per launch, host time the
+    timer can see on a kernel of tens of microseconds (benchmarks/RESULTS.md, issue 9).
+    """
+    dispatch, function = _len_torch_dispatch_stack(), _len_torch_function_stack()
+    if not dispatch and not function:
         return contextlib.nullcontext()
-    return _disable_current_modes()
+    stack = contextlib.ExitStack()
+    if dispatch:
+        stack.enter_context(_disable_current_modes())
+    if function:
+        stack.enter_context(DisableTorchFunction())
+    return stack

@@ -39,7 +39,7 @@ from kgb_core.evaluation import verdicts
 RUNNER_VERDICTS = frozenset({
     verdicts.COMPILE_ERROR, verdicts.RUNTIME_ERROR, verdicts.OOM, verdicts.SCREEN_REJECTED,
     verdicts.LIMIT_EXCEEDED, verdicts.TAMPERING, verdicts.DEFERRED_WORK,
-    verdicts.NO_TRITON_LAUNCH, verdicts.REFERENCE_USED,
+    verdicts.NO_TRITON_LAUNCH, verdicts.REFERENCE_USED, verdicts.HOST_READ,
 })
 ENTRY_POINT = "kernel"
 # The largest request the runner accepts on its channel (the judge sends descriptions only).
@@ -193,6 +193,7 @@ class Runner:
             self.path = os.path.join(self.io_dir, request["file"])
             self.kernel = load_kernel(self.path)
             self._check_integrity("while being imported")
+            self._check_import_left_nothing_running()
             return {}
         if kind == "call":
             return self._call_request(request)
@@ -240,18 +241,38 @@ class Runner:
                 "kernel_names": self.counter.kernel_names[:16]}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        inputs = self._kept_inputs(request)
+        """Time ``kernel`` under the same recorders as a checked call (a timed call cannot tell
+        itself from a checked one by torch's mode stacks), cycling through the input sets the
+        judge handed over, and hand back a random sample of the timed outputs."""
+        from kgb_core.evaluation import exchange
+        from kgb_core.evaluation.recorder import Recording
+
+        sets = self._inputs(request)
+        if request.get("keep"):  # the first set, for the judge's call after timing
+            self.kept[request["keep"]] = sets[0]
         timer = self.timers.get(request.get("settings"))
-        kernel = self.kernel
+        calls = TimedCalls(self.kernel, self.counter, sets, int(request.get("sample") or 0),
+                           int(request.get("sample_seed") or 0))
         self.counter.reset()
+        recording = Recording(self.counter)
         try:
-            timing = timer.measure(lambda: kernel(*inputs))
+            with recording:
+                timing = timer.measure(calls, prepare=calls.prepare)
         except Exception as error:
             raise CandidateFailure(classify(error), "while timing: "
                                    + short_traceback(error, self.path)) from None
+        self._check_recording(recording, "while being timed", calls.count)
         self._check_integrity("while being timed")
         self._check_streams("while being timed, a")
-        return {"timing": timing.to_dict()}
+        if calls.launchless:
+            raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
+                                   f"while being timed, {calls.launchless} of {calls.count} "
+                                   f"calls of kernel(...) launched no @triton.jit kernel")
+        packed = exchange.pack([[index, values, output]
+                                for index, values, output in calls.samples], opaque=True)
+        name = f"timed-{request['seq']}.bin"
+        packed.write(os.path.join(self.io_dir, name))
+        return {"timing": timing.to_dict(), "samples": {"tree": packed.tree, "file": name}}
 
     # -- one instrumented call ---------------------------------------------------------------
     def changes(self) -> list[str]:
@@ -263,6 +284,36 @@ class Runner:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
                                    f"{', '.join(changed[:5])}")
 
+    def _check_recording(self, recording: Any, when: str, calls: int = 1) -> None:
+        """The mode stacks as the recorders left them, then what they saw."""
+        tampered = recording.tampered or (self.counter.mode_violations or [None])[0]
+        if tampered:
+            raise CandidateFailure(verdicts.TAMPERING, f"{when}: {tampered}")
+        if recording.ops.forbidden:
+            raise CandidateFailure(verdicts.REFERENCE_USED,
+                                   f"torch computed {when}: "
+                                   f"{', '.join(sorted(set(recording.ops.forbidden))[:5])}; only "
+                                   f"allocation, views and copies may be done with torch")
+        message = recording.host_read_message(calls)
+        if message:
+            raise CandidateFailure(verdicts.HOST_READ, f"{when}, {message}")
+
+    def _check_import_left_nothing_running(self) -> None:
+        """A thread started at import would do work where no recorder (they are per thread) and
+        no timer looks; a mode left on the stack would see the runner's own reads."""
+        from kgb_core.evaluation.recorder import clear_modes, modes_depth
+
+        if modes_depth() != (0, 0):
+            clear_modes()
+            raise CandidateFailure(verdicts.TAMPERING, "while being imported, the candidate "
+                                   "left a torch mode on the stack")
+        others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+        if others:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   f"while being imported, the candidate started {len(others)} "
+                                   f"thread(s) that still run ({others[0]}): work there is "
+                                   f"seen by no recorder and no timer")
+
     def _check_streams(self, lead: str) -> None:
         if {s for s in self.counter.streams if s != self.harness_stream}:
             raise CandidateFailure(verdicts.DEFERRED_WORK,
@@ -271,7 +322,7 @@ class Runner:
 
     def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
         """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
-        from kgb_core.evaluation.recorder import TorchOpRecorder
+        from kgb_core.evaluation.recorder import Recording
 
         if self.kernel is None:
             raise CandidateFailure(verdicts.RUNTIME_ERROR, "no candidate loaded")
@@ -284,12 +335,14 @@ class Runner:
         tasks_before = _os_threads() if self.backend.watch_os_threads else set()
         self.counter.reset()
         self.counter.ghost = ghost
-        recorder = TorchOpRecorder()
+        recording = Recording(self.counter)
         try:
-            with recorder:
+            with recording:
                 actual = self.kernel(*inputs)
             self.backend.synchronize()
         except Exception as error:
+            if recording.tampered or self.counter.mode_violations:
+                self._check_recording(recording, "during kernel(...)")
             if self.counter.limit_violations:
                 raise CandidateFailure(verdicts.LIMIT_EXCEEDED,
                                        self.counter.limit_violations[0]) from None
@@ -312,12 +365,62 @@ class Runner:
         if self.counter.count == 0 and not ghost:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    "kernel(...) returned without launching a @triton.jit kernel")
-        if recorder.forbidden and not ghost:
-            raise CandidateFailure(verdicts.REFERENCE_USED,
-                                   f"torch computed during kernel(...): "
-                                   f"{', '.join(sorted(set(recorder.forbidden))[:5])}; only "
-                                   f"allocation, views and copies may be done with torch")
+        # Under ghost replay the launches did nothing: only tampering counts, then the output.
+        if not ghost or recording.tampered or self.counter.mode_violations:
+            self._check_recording(recording, "during kernel(...)")
         return actual
+
+
+class TimedCalls:
+    """The timed calls of ``kernel``: input sets cycled, new values before every call, a sample.
+
+    The judge hands over several input sets (distinct storages, distinct values). Call ``i``
+    runs on set ``i % n``; before it, outside the timed region (the timer's ``prepare``), the
+    set is given the values of set ``(i % n + i // n) % n``, so its version counter moves and
+    its values change between its calls: an answer kept from an earlier call, keyed on a
+    tensor's identity, pointer, version or shape, is not the answer now. A reservoir sample of
+    ``sample`` outputs (uniform over every call, positions drawn from the judge's seed) goes
+    back with the values each was computed from, for the judge to compare.
+    """
+
+    def __init__(self, kernel: Callable[..., Any], counter: Any, sets: list[Any], sample: int,
+                 seed: int) -> None:
+        import random
+
+        self.kernel = kernel
+        self.counter = counter
+        self.sets = sets
+        self.values = [[t.clone() for t in tensors_in(one)] for one in sets]
+        self.holding = list(range(len(sets)))  # which values each set holds now
+        self.sample_size = sample
+        self.samples: list[tuple[int, int, Any]] = []
+        self._random = random.Random(seed)
+        self.count = 0
+        self.launchless = 0
+
+    def prepare(self) -> None:
+        """Write the next call's values into its set (even the values it holds: the tensor's
+        version moves all the same, and an in-place operator's last call is undone)."""
+        n = len(self.sets)
+        target, values = self.count % n, (self.count % n + self.count // n) % n
+        for tensor, source in zip(tensors_in(self.sets[target]), self.values[values]):
+            tensor.copy_(source)
+        self.holding[target] = values
+
+    def __call__(self) -> None:
+        index = self.count
+        target = index % len(self.sets)
+        before = self.counter.count
+        output = self.kernel(*self.sets[target])
+        self.count += 1
+        if self.counter.count == before:
+            self.launchless += 1
+        if len(self.samples) < self.sample_size:
+            self.samples.append((index, self.holding[target], output))
+        elif self.sample_size:
+            slot = self._random.randrange(index + 1)
+            if slot < self.sample_size:
+                self.samples[slot] = (index, self.holding[target], output)
 
 
 # Bound when the template imports this module, before any candidate runs: a candidate that

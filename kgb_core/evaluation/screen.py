@@ -216,6 +216,76 @@ def _scan(tree: ast.Module) -> None:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 screen._check_store(target, node, in_function=False)
+    _check_jit_bodies(tree, screen)
+
+
+# Module-level names a @triton.jit body may use, besides Triton's own modules and other
+# @triton.jit functions: values Triton's compiler accepts as globals.
+_CONSTANT_NODES = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Tuple)
+
+
+def _is_triton_jit(node: ast.AST, screen: "_Screen") -> bool:
+    """Whether a decorator (or the callee of ``name = triton.jit(fn)``) is ``triton.jit``."""
+    target = node.func if isinstance(node, ast.Call) else node
+    return screen._resolve(target) in ("triton.jit", "triton.runtime.jit.jit",
+                                       "triton.runtime.jit")
+
+
+def _is_constant(value: ast.AST, screen: "_Screen") -> bool:
+    if isinstance(value, ast.Call):  # tl.constexpr(...), Triton's own way to make a global
+        return (screen._resolve(value.func) or "").endswith("constexpr") and all(
+            _is_constant(arg, screen) for arg in value.args)
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, _CONSTANT_NODES):
+        return all(_is_constant(child, screen) for child in ast.iter_child_nodes(value)
+                   if isinstance(child, ast.expr))
+    return False
+
+
+def _check_jit_bodies(tree: ast.Module, screen: "_Screen") -> None:
+    """A @triton.jit body may use, as globals, only Triton's modules, other @triton.jit
+    functions and constants: Triton's compiler refuses anything else, but its interpreter (the
+    CPU backend) runs the body as Python, where torch or numpy on a tensor reached as a global
+    would compute the answer inside the launch, unseen by the recorders."""
+    jitted: set[str] = set()
+    module_level: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            module_level[node.name] = node
+            if any(_is_triton_jit(d, screen) for d in getattr(node, "decorator_list", [])):
+                jitted.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    module_level[target.id] = node.value
+                    if isinstance(node.value, ast.Call) and _is_triton_jit(node.value, screen):
+                        jitted.add(target.id)
+    for name in jitted:
+        function = module_level[name]
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
+        local |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, (ast.Store, ast.Del))}
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) \
+                    or node.id in local:
+                continue
+            alias = screen.aliases.get(node.id)
+            if alias is not None:
+                if alias.split(".")[0] == "triton":
+                    continue
+                raise _Refusal(f"the @triton.jit function {name} uses {node.id} ({alias}), "
+                               f"which Triton's compiler refuses and only its interpreter "
+                               f"would run", node)
+            bound = module_level.get(node.id)
+            if bound is None or node.id in jitted or _is_constant(bound, screen):
+                continue
+            raise _Refusal(f"the @triton.jit function {name} uses the global {node.id}, which "
+                           f"is no constant and no @triton.jit function: Triton's compiler "
+                           f"refuses it, and only its interpreter would run it", node)
 
 
 def screen_source(source: str) -> ScreenFinding | None:

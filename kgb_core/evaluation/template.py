@@ -59,7 +59,7 @@ def _preload(config: dict[str, Any]) -> Any:
     from kgb_core import timing  # noqa: F401
     from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
     from kgb_core.evaluation.launches import LaunchCounter
-    from kgb_core.evaluation.recorder import TorchOpRecorder
+    from kgb_core.evaluation.recorder import Recording
 
     runner.load_backend(config["backend_module"], config["backend_name"])  # its imports
     for lazy in _LAZY_IMPORTS:  # imported by a process's first launch: 80 ms in every runner
@@ -72,8 +72,8 @@ def _preload(config: dict[str, Any]) -> Any:
     counter.install()
     # The first op dispatched under a mode imports torch._dynamo (1.5 s on this CPU): pay it
     # here, once, on a host tensor (no device is touched), not in every runner.
-    with TorchOpRecorder():
-        torch.empty(1)
+    with Recording():
+        torch.empty(1).tolist()
     return counter
 
 

@@ -21,6 +21,8 @@ DEFERRED_WORK = "deferred_work"
 OUTPUT_ALIASES_INPUT = "output_aliases_input"
 HELDOUT_FAILED = "heldout_failed"
 GHOST_REPLAY_MATCHED = "ghost_replay_matched"
+GHOST_REPLAY_DETECTED = "ghost_replay_detected"
+HOST_READ = "host_read"
 HARNESS_ERROR = "harness_error"
 NO_CANDIDATE = "no_candidate"
 
@@ -49,6 +51,13 @@ DESCRIPTIONS = {
     HELDOUT_FAILED: "every shown case passed but a held-out case (never shown in prompts) failed",
     GHOST_REPLAY_MATCHED: "with every Triton launch turned into a no-op the output was still "
                           "right: the Triton kernels were not doing the work",
+    HOST_READ: "kernel(...) read tensor values on the host (device-to-host copies, numpy, "
+               "tolist, item) beyond a few scalars per call: the values may be computed there, "
+               "not by its Triton kernels",
+    GHOST_REPLAY_DETECTED: "with every Triton launch turned into a no-op the candidate behaved "
+                           "otherwise than on the same inputs with its launches run (it raised, "
+                           "or launched another number of kernels): it tells the replay from a "
+                           "real call",
     SKIPPED_UNSUPPORTED: "no case could run on this backend (its quirks rule them all out)",
     SKIPPED_DENIED: "the backend's deny-list names this operator as known not to run there; "
                     "nothing was generated or evaluated",

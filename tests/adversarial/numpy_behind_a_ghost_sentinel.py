@@ -1,9 +1,8 @@
 # op: aten.neg
-# issue: 21 (host computation; ghost replay detected)
+# expect: host_read
 # numpy computes the answer on the host; a one-element sentinel kernel tells a ghost replay
-# (every launch a no-op) from a real call, and only then does the candidate return garbage.
-# It passes today: the runner's evidence (launches, recorded ops) and ghost replay cannot
-# tell host work from kernel work.
+# (every launch a no-op) from a real call, and only then does the candidate return garbage,
+# so ghost replay cannot catch it: the host reads of the input's values do.
 import numpy as np
 import torch
 import triton
