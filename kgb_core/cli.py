@@ -87,7 +87,8 @@ def ops_show_command(op_id: str = typer.Argument(..., help="An operator id such 
     typer.echo(f"  writes: {', '.join(info['writes']) or '- (returns its result)'}; every "
                f"other argument must come back unchanged")
     for dtype, tol in info["tolerances"].items():
-        typer.echo(f"  tolerance {dtype}: rtol={tol['rtol']:g} atol={tol['atol']}")
+        rule = tol["bound"] if "bound" in tol else f"rtol={tol['rtol']:g} atol={tol['atol']}"
+        typer.echo(f"  tolerance {dtype}: {rule}")
     rows = []
     first_dtype = info["dtypes"][0]
     for case in info["cases"]:

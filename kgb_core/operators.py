@@ -208,6 +208,10 @@ class OperatorSpec:
     # hardware's own arithmetic is coarser than the dtype, such as fp8 tensor-core sums).
     rtol_overrides: Mapping[str, float] = field(default_factory=dict)
     mutated_args: tuple[int, ...] = ()
+    # fp32 and complex64 results held to the rounding bound of a sum of reduce_dim products
+    # against a float64 reference (kgb_core/evaluation/products.py), not to rtol/atol: GEMMs.
+    # "interleaved": fp32 buffers hold complex values as (re, im) pairs (cuBLAS's C, Z).
+    product_bound: bool | str = False
     reference_kernel: Callable[[], str] | None = None
     baseline: Callable[..., Any] | None = None
     compared: Callable[[Any, Sequence[Any]], Any] | None = None
@@ -315,6 +319,10 @@ class OperatorSpec:
             else:
                 atol = f"{BASE_ATOL:g} x reduce_dim"
             tolerances[dtype] = {"rtol": tol.rtol, "atol": atol}
+            if self.product_bound and dtype in ("float32", "complex64"):
+                # The judge's rule there (kgb_core/evaluation/products.py), not rtol/atol.
+                tolerances[dtype] = {"bound": "gamma_(K+2) (|A| |B|) against a float64 "
+                                              "reference (fp32 rounding of a sum of products)"}
         return {
             "id": self.id,
             "source": self.source,

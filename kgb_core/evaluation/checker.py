@@ -38,10 +38,12 @@ from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.limits import MAX_FILE_BYTES
 from kgb_core.evaluation.overlap import overlapping
+from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.runner import RUNNER_VERDICTS, CandidateFailure, tensors_in
 from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
-from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase, Tolerance
+from kgb_core.operators import (SMALL, InputContext, OperatorSpec, Rounded, ShapeCase,
+                                Tolerance, WithTolerance)
 from kgb_core.stats import geometric_mean
 from kgb_core.timing import Timer, Timing
 
@@ -134,6 +136,24 @@ def _unchanged(now: Any, before: Any) -> bool:
         return (isinstance(now, (list, tuple)) and len(now) == len(before)
                 and all(_unchanged(n, b) for n, b in zip(now, before)))
     return True
+
+
+def _reference_tensors(value: Any) -> list[Any]:
+    """The tensors of a reference's answer, inside its ``Rounded`` and ``WithTolerance``."""
+    if isinstance(value, (Rounded, WithTolerance)):
+        return _reference_tensors(value.value)
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _reference_tensors(v)]
+    return tensors_in(value)
+
+
+def _varies(value: Any) -> bool:
+    """Whether some tensor of a reference's answer holds two different values."""
+    for tensor in _reference_tensors(value):
+        flat = tensor.reshape(-1)
+        if flat.numel() > 1 and bool((flat != flat[0]).any()):
+            return True
+    return False
 
 
 def case_label(spec: OperatorSpec, case: ShapeCase) -> str:
@@ -241,9 +261,8 @@ class Evaluation:
         second must come out wrong, and otherwise just like the first: the same number of
         launches, no exception of its own (a candidate that tells the replay from a real call
         could behave well only when its kernels run)."""
-        case, dtype = self.ghost_case
+        case, dtype, inputs = self._ghost_inputs()
         label = case_label(self.spec, case)
-        inputs = self._draw(case, dtype, GHOST_SEED)
         pristine, ghost_inputs = clone_tree(inputs), clone_tree(inputs)
         real = self._call(inputs)
         status, message, _ = self._judge(case, dtype, real, pristine, clone_tree(pristine))
@@ -272,6 +291,26 @@ class Evaluation:
                                    f"with every Triton launch made a no-op, kernel(...) still "
                                    f"returned the right output on {label}: the result does not "
                                    f"come from its Triton kernels")
+
+    def _ghost_inputs(self) -> tuple[ShapeCase, str, list[Any]]:
+        """The replay's case and inputs: the drawn case, unless the reference's answer there is
+        one value throughout (``ne`` on operands that never match: all True), which output
+        memory the launches never wrote can hold by chance; then another, at random."""
+        tried: list[tuple[ShapeCase, str]] = []
+        case, dtype = self.ghost_case
+        while True:
+            inputs = self._draw(case, dtype, GHOST_SEED)
+            reference_inputs = clone_tree(inputs)
+            expected = self.spec.reference(*reference_inputs)
+            written = [reference_inputs[i] for i in self.spec.mutated_args
+                       if i < len(reference_inputs)]
+            if _varies([expected, written]):
+                return case, dtype, inputs
+            tried.append((case, dtype))
+            others = [entry for entry in self.runnable if entry not in tried]
+            if not others:
+                return case, dtype, inputs  # every case's answer is constant: nothing better
+            case, dtype = _RANDOM.choice(others)
 
     def _time(self) -> None:
         spec, quirks = self.spec, self.backend.quirks
@@ -513,10 +552,22 @@ class Evaluation:
         """The reference, run now on its own copy of the inputs, against the return value and
         every argument the operator writes in place."""
         spec = self.spec
-        expected = spec.reference(*reference_inputs)
-        self.backend.synchronize()
         tolerance = spec.tolerance(dtype, case.params)
         actual, inputs = outcome.actual, outcome.inputs_after
+        if spec.product_bound and dtype in BOUNDED_DTYPES and spec.compared is None:
+            expected, arguments = bounded_reference(
+                spec.reference, reference_inputs, int(spec.reduce_dim(case.params)),
+                spec.mutated_args, interleaved=spec.product_bound == "interleaved")
+            self.backend.synchronize()
+            comparison = compare_outputs(actual, expected, tolerance)
+            for index in spec.mutated_args:
+                if index < len(inputs):
+                    comparison.absorb(compare_outputs(inputs[index], arguments[index], tolerance,
+                                                      where=f"argument {index} (written in "
+                                                            f"place)"))
+            return comparison, tolerance
+        expected = spec.reference(*reference_inputs)
+        self.backend.synchronize()
         if spec.compared is not None:
             return compare_outputs(spec.compared(actual, inputs),
                                    spec.compared(expected, reference_inputs), tolerance), tolerance

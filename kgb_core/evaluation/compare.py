@@ -16,6 +16,7 @@ import torch
 
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.exchange import Opaque
+from kgb_core.evaluation.products import Bounded
 from kgb_core.operators import Rounded, Tolerance, WithTolerance
 
 
@@ -46,6 +47,8 @@ def _describe(value: Any) -> str:
 
 
 def compare_outputs(actual: Any, expected: Any, tolerance: Tolerance, where: str = "output") -> Comparison:
+    if isinstance(expected, Bounded):
+        return _compare_tensors(actual, expected.value, tolerance, where, bounded=expected)
     if isinstance(expected, WithTolerance):
         if isinstance(actual, WithTolerance):
             actual = actual.value
@@ -84,7 +87,8 @@ def compare_outputs(actual: Any, expected: Any, tolerance: Tolerance, where: str
 
 
 def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, where: str,
-                     unrounded: torch.Tensor | None = None) -> Comparison:
+                     unrounded: torch.Tensor | None = None,
+                     bounded: Bounded | None = None) -> Comparison:
     if not isinstance(actual, torch.Tensor):
         return Comparison(verdicts.WRONG_SHAPE_OR_DTYPE,
                           f"{where}: expected {_describe(expected)}, got {_describe(actual)}")
@@ -114,7 +118,7 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
     # is then |a - e| in the complex plane, assert_close's rule for complex tensors.
     wide = torch.complex128 if expected.dtype.is_complex else torch.float64
     a = actual.to(wide)
-    e = expected.to(wide)
+    e = expected.to(wide) if bounded is None else bounded.exact.to(device=a.device, dtype=wide)
     expected_finite, actual_finite = torch.isfinite(e), torch.isfinite(a)
     edge = _overflow_edge(a, e, actual_finite & expected_finite, expected.dtype, tolerance,
                           unrounded)
@@ -142,16 +146,23 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
         result.message = (f"{where}: reference is {expected[index].item()} at {index}, got "
                           f"{actual[index].item()}")
         return result
-    allowed = tolerance.atol + tolerance.rtol * e.abs()
+    if bounded is None:
+        allowed = tolerance.atol + tolerance.rtol * e.abs()
+        rule = f"rtol={tolerance.rtol:g} atol={tolerance.atol:g}"
+    else:
+        allowed = bounded.bound.to(device=a.device, dtype=torch.float64)
+        rule = ("the fp32 rounding bound of a sum of products, gamma_(K+2) (|A| |B|) "
+                "(kgb_core/evaluation/products.py)")
     outside = (diff > allowed) & expected_finite
     if bool(outside.any()):
         count = int(outside.sum().item())
         index = _first_index(outside, expected.shape)
         result.verdict = verdicts.WRONG_OUTPUT
-        result.message = (f"{where}: {count} of {expected.numel()} elements outside rtol="
-                          f"{tolerance.rtol:g} atol={tolerance.atol:g}; max abs error "
-                          f"{result.max_abs_error:.3g}; first at {index}: got "
-                          f"{actual[index].item():.6g}, expected {expected[index].item():.6g}")
+        bound_here = "" if bounded is None else f" (bound there {allowed[index].item():.3g})"
+        result.message = (f"{where}: {count} of {expected.numel()} elements outside {rule}; "
+                          f"max abs error {result.max_abs_error:.3g}; first at {index}: got "
+                          f"{actual[index].item():.6g}, expected {e[index].item():.6g}"
+                          f"{bound_here}")
     return result
 
 

@@ -56,6 +56,7 @@ def aten_op(name: str, *, signature: str, description: str,
             baseline: Callable[..., Any] | None = None,
             compared: Callable[[Any, Sequence[Any]], Any] | None = None,
             case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
+            product_bound: bool | str = False,
             ) -> OperatorSpec:
     extra: dict[str, Any] = {}
     if reduce_dim is not None:
@@ -68,7 +69,7 @@ def aten_op(name: str, *, signature: str, description: str,
         flops=flops, bytes_moved=bytes_moved, tags=frozenset(tags),
         tolerance_overrides=dict(tolerance_overrides or {}), mutated_args=tuple(mutated_args),
         reference_kernel=reference_kernel or (lambda: kernel_file(name)),
-        baseline=baseline, compared=compared,
+        baseline=baseline, compared=compared, product_bound=product_bound,
         **extra,
     )
 

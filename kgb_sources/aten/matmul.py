@@ -386,6 +386,7 @@ def _more_operators() -> list[OperatorSpec]:
     return [
         aten_op(
             "matmul",
+            product_bound=True,
             signature="kernel(a: Tensor, b: Tensor) -> Tensor",
             description="torch.matmul(a, b) with its rules: a 1-D a is a (1, K) row and a 1-D b "
                         "a (K, 1) column, whose added dim is removed from the result; 2-D x 2-D "
@@ -403,6 +404,7 @@ def _more_operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "linear",
+            product_bound=True,
             signature="kernel(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor",
             description="F.linear(x, weight, bias) = x @ weight.T + bias for x (..., K) (any "
                         "number of leading dims, kept in the output), weight (N, K) (note: N "
@@ -422,6 +424,7 @@ def _more_operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "baddbmm",
+            product_bound=True,
             signature="kernel(self: Tensor, batch1: Tensor, batch2: Tensor, beta: float, "
                       "alpha: float) -> Tensor",
             description="torch.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) = "
@@ -441,6 +444,7 @@ def _more_operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "mv",
+            product_bound=True,
             signature="kernel(a: Tensor, x: Tensor) -> Tensor",
             description="Matrix-vector product torch.mv(a, x) of a (M, K) and x (K,), giving a "
                         "contiguous (M,) tensor." + _VECTOR_NOTE,
@@ -454,6 +458,7 @@ def _more_operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "addmv",
+            product_bound=True,
             signature="kernel(self: Tensor, mat: Tensor, vec: Tensor, beta: float, "
                       "alpha: float) -> Tensor",
             description="torch.addmv(self, mat, vec, beta=beta, alpha=alpha) = beta * self + "
@@ -472,6 +477,7 @@ def _more_operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "outer",
+            product_bound=True,
             signature="kernel(a: Tensor, b: Tensor) -> Tensor",
             description="torch.outer(a, b): out[i, j] = a[i] * b[j] for 1-D a (M,) and b (N,), "
                         "a contiguous (M, N) tensor of their dtype. a and b may be strided "
@@ -485,6 +491,7 @@ def _more_operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "dot",
+            product_bound=True,
             signature="kernel(a: Tensor, b: Tensor) -> Tensor",
             description="torch.dot(a, b): the sum of a[i] * b[i] over two 1-D tensors of one "
                         "length N, returned as a 0-d tensor (shape ()) of their dtype."
@@ -504,6 +511,7 @@ def operators() -> list[OperatorSpec]:
     return [
         aten_op(
             "mm",
+            product_bound=True,
             signature="kernel(a: Tensor, b: Tensor) -> Tensor",
             description="Matrix product torch.mm(a, b) of a (M, K) and b (K, N), giving a "
                         "contiguous (M, N) tensor." + _OPERAND_NOTE,
@@ -517,6 +525,7 @@ def operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "addmm",
+            product_bound=True,
             signature="kernel(bias: Tensor, a: Tensor, b: Tensor) -> Tensor",
             description="torch.addmm(bias, a, b) = bias + a @ b (beta=1, alpha=1) for a (M, K) "
                         "and b (K, N); bias is (N,), broadcast over the rows, or (M, N). The "
@@ -531,6 +540,7 @@ def operators() -> list[OperatorSpec]:
         ),
         aten_op(
             "bmm",
+            product_bound=True,
             signature="kernel(a: Tensor, b: Tensor) -> Tensor",
             description="Batched matrix product torch.bmm(a, b) of a (B, M, K) and b (B, K, N), "
                         "giving a contiguous (B, M, N) tensor." + _OPERAND_NOTE,

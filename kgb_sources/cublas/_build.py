@@ -245,7 +245,8 @@ def cublas_op(name: str, *, signature: str, description: str,
               rtol_overrides: Mapping[str, float] | None = None,
               compared: Callable[[Any, Sequence[Any]], Any] | None = None,
               reference_kernel: Callable[[], str] | None = None,
-              baseline: Callable[..., Any] | None = None) -> OperatorSpec:
+              baseline: Callable[..., Any] | None = None,
+              product_bound: bool | str = False) -> OperatorSpec:
     """A cuBLAS spec. ``dtypes`` defaults to the one the name's precision letter gives (a
     cuBLAS routine is typed: cublasSgemm is fp32 only); cuBLASLt and mixed-precision routines,
     whose names carry no letter, pass theirs. Complex routines get a ``complex`` tag and the
@@ -267,7 +268,7 @@ def cublas_op(name: str, *, signature: str, description: str,
         tolerance_overrides=dict(tolerance_overrides or {}),
         rtol_overrides=dict(rtol_overrides or {}), mutated_args=tuple(mutated_args),
         reference_kernel=reference_kernel or (lambda: kernel_file(name)),
-        baseline=baseline, compared=compared,
+        baseline=baseline, compared=compared, product_bound=product_bound,
         **extra,
     )
 

@@ -304,6 +304,7 @@ def _gemm_spec(name: str, kind: str, cases: tuple[ShapeCase, ...], entry: str) -
         reduce_dim=lambda p: p["k"],
         reference_kernel=from_template("level3_gemm", entry=entry, complex=str(is_complex)),
         baseline=_hgemm_baseline(kind) if half else None,
+        product_bound="interleaved" if is_complex else True,
     )
 
 
