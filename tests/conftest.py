@@ -23,6 +23,16 @@ def registry():
 
 
 @pytest.fixture(scope="module")
+def unscreened_cpu_evaluator():
+    """The same with the static screen off: what the run-time checks alone make of a
+    candidate whose tricks the screen would refuse on sight (a test of those checks)."""
+    backend = load_registry().backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False, screen=False)
+    with Evaluator.for_backend(backend, settings) as evaluator:
+        yield evaluator
+
+
+@pytest.fixture(scope="module")
 def cpu_evaluator():
     """One worker for a module's checks: reuse is part of what is under test."""
     backend = load_registry().backend("cpu")

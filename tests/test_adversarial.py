@@ -1,56 +1,55 @@
 """The adversarial corpus: every trick in tests/adversarial/ is caught, each by its own verdict.
 
-Each file names the operator it pretends to implement and the verdict it must get in its
-first lines (``# op:``, ``# expect:``); a file whose verdict differs without the OS sandbox
-says so (``# unsandboxed:``). None may pass, and none may change the verdict of the next
-candidate: after each trick, the operator's known-good kernel must pass in the same evaluator.
+The file format is kgb_core/adversarial.py's: ``# op:``, ``# expect:`` (what the run-time checks
+alone give, the static screen turned off), ``# screen: rejected`` (the screen refuses it too).
+Each cheat is run with the screen off, because the screen is a first filter and never the only
+one; the screen's own verdict is checked on the text. None may pass, and none may change the
+verdict of the next candidate: after each trick, the operator's known-good kernel must pass in
+the same evaluator.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from kgb_core.adversarial import read_corpus
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.sandbox import find_sandbox
+from kgb_core.evaluation.screen import screen_source
 
-CORPUS = Path(__file__).parent / "adversarial"
-
-
-def _header(path: Path) -> tuple[str, str]:
-    text = path.read_text()
-    op = re.search(r"^# op: (\S+)$", text, re.MULTILINE)
-    expect = re.search(r"^# expect: (\S+)$", text, re.MULTILINE)
-    assert op and expect, f"{path.name} lacks its '# op:' or '# expect:' line"
-    unsandboxed = re.search(r"^# unsandboxed: (\S+)$", text, re.MULTILINE)
-    if not find_sandbox().sandboxed and unsandboxed:
-        return op.group(1), unsandboxed.group(1)
-    return op.group(1), expect.group(1)
-
-
-FILES = sorted(CORPUS.glob("*.py"))
+CORPUS = read_corpus(Path(__file__).parent / "adversarial",
+                     sandboxed=find_sandbox().sandboxed)
 
 
 def test_the_corpus_is_large_and_covers_every_anti_cheat_verdict():
-    assert len(FILES) >= 15
-    expected = {_header(path)[1] for path in FILES}
+    assert len(CORPUS) >= 50
+    expected = {cheat.expect for cheat in CORPUS}
     assert expected <= set(verdicts.ALL)
     assert {verdicts.REFERENCE_USED, verdicts.STALE_OUTPUT, verdicts.DEFERRED_WORK,
-            verdicts.TAMPERING, verdicts.GHOST_REPLAY_MATCHED, verdicts.HELDOUT_FAILED,
-            verdicts.OUTPUT_ALIASES_INPUT, verdicts.SCREEN_REJECTED} <= expected
+            verdicts.TAMPERING, verdicts.GHOST_REPLAY_MATCHED, verdicts.GHOST_REPLAY_DETECTED,
+            verdicts.HELDOUT_FAILED, verdicts.OUTPUT_ALIASES_INPUT, verdicts.SCREEN_REJECTED,
+            verdicts.HOST_READ, verdicts.WRONG_SHAPE_OR_DTYPE} <= expected
 
 
+@pytest.mark.parametrize("cheat", CORPUS, ids=[c.name for c in CORPUS])
+def test_the_screen_says_what_the_file_says(cheat):
+    finding = screen_source(cheat.text)
+    if cheat.screen_rejects:
+        assert finding is not None and finding.verdict == verdicts.SCREEN_REJECTED
+    else:
+        assert finding is None, f"the screen refuses it ({finding.message}): say so"
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_adversarial_candidate_is_caught(cpu_evaluator, registry, path):
-    op, expected = _header(path)
-    result = cpu_evaluator.evaluate(op, path.read_text())
+
+@pytest.mark.parametrize("cheat", [c for c in CORPUS if not c.screen_only],
+                         ids=[c.name for c in CORPUS if not c.screen_only])
+def test_the_run_time_checks_catch_it(unscreened_cpu_evaluator, registry, cheat):
+    result = unscreened_cpu_evaluator.evaluate(cheat.op, cheat.text)
     assert result.verdict != verdicts.PASS
-    assert result.verdict == expected, f"{result.verdict}: {result.message}"
-    if result.verdict != verdicts.SCREEN_REJECTED:  # it ran: nothing of it may outlive it
-        assert result.sandbox == find_sandbox().name
-        honest = cpu_evaluator.evaluate(op, registry.operator(op).reference_kernel())
-        assert honest.verdict == verdicts.PASS, f"after {path.name}: {honest.message}"
+    assert result.verdict == cheat.expect, f"{result.verdict}: {result.message}"
     assert result.message
+    assert result.sandbox == find_sandbox().name  # it ran: nothing of it may outlive it
+    honest = unscreened_cpu_evaluator.evaluate(cheat.op,
+                                               registry.operator(cheat.op).reference_kernel())
+    assert honest.verdict == verdicts.PASS, f"after {cheat.name}: {honest.message}"

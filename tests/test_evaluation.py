@@ -27,8 +27,8 @@ CORPUS = [
 
 
 @pytest.mark.parametrize("filename,op,expected", CORPUS, ids=[c[0] for c in CORPUS])
-def test_bad_candidate_gets_its_verdict(cpu_evaluator, filename, op, expected):
-    result = cpu_evaluator.evaluate(op, (KERNELS / filename).read_text())
+def test_bad_candidate_gets_its_verdict(unscreened_cpu_evaluator, filename, op, expected):
+    result = unscreened_cpu_evaluator.evaluate(op, (KERNELS / filename).read_text())
     assert result.verdict == expected, result.message
     assert result.message
 
@@ -61,7 +61,8 @@ def test_crashes_end_the_runner_not_the_judge(registry):
 
 def test_a_hanging_candidate_times_out_and_the_next_one_runs(registry):
     backend = registry.backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=5, timing=False)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=5, timing=False,
+                                  screen=False)  # what running does with it
     with Evaluator.for_backend(backend, settings) as evaluator:
         hung = evaluator.evaluate("aten.relu", (KERNELS / "relu_hangs.py").read_text())
         assert hung.verdict == verdicts.TIMEOUT
@@ -139,7 +140,8 @@ def test_neither_judge_nor_runner_has_secrets_and_the_runner_has_its_own_scratch
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     monkeypatch.setenv("HF_TOKEN", "hf-test-secret")
     backend = registry.backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False,
+                                  screen=False)  # what running does with it
     with Evaluator.for_backend(backend, settings) as evaluator:
         evaluator.start()
         proc = Path(f"/proc/{evaluator.worker_pid}")
@@ -172,7 +174,8 @@ def test_a_worker_hoarding_host_memory_is_killed_as_oom_where_no_rlimit_can_boun
     harness watches the worker's resident size instead; here on the CPU backend with a limit
     set by hand, and the address-space limit raised so that it is the watch that acts."""
     backend = registry.backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False,
+                                  screen=False)  # what running does with it
     limits = {**backend.worker_limits(), "RLIMIT_AS": 64 << 30}
     hog = registry.operator("aten.neg").reference_kernel() + '''
 

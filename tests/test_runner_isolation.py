@@ -85,7 +85,7 @@ def test_a_runner_that_knows_the_stores_path_can_neither_read_nor_alter_it(tmp_p
     ResultStore(db).close()
     before = db.read_bytes()
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False,
-                                  hidden_paths=(str(db),))
+                                  hidden_paths=(str(db),), screen=False)
     with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
         result = evaluator.evaluate("aten.neg", _store_attack(db))
     assert result.verdict == verdicts.WRONG_OUTPUT, result.message

@@ -351,15 +351,7 @@ class Evaluation:
         computed from. An operator that writes its arguments is judged by them, which the next
         timed call overwrites: its samples are not compared (its after-timing call is)."""
         try:
-            name = str(samples["file"])
-            if name != os.path.basename(name) or name.startswith("."):
-                raise exchange.ExchangeError(f"a sample file named {name[:80]!r}")
-            try:
-                blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
-            finally:
-                self.channel.unlink(name)
-            drawn = exchange.unpack(samples["tree"], blob, self.device)
-            entries = [(int(i), int(v), out) for i, v, out in drawn]
+            entries = [(int(i), int(v), out) for i, v, out in self._unpack_reply_file(samples)]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None
@@ -412,19 +404,24 @@ class Evaluation:
             raise CandidateFailure(verdict, str(failure.get("message", ""))[:8000])
         return reply
 
+    def _unpack_reply_file(self, described: dict[str, Any]) -> Any:
+        """The tree a reply describes (``tree``) from the file it names (``file``, in the
+        runner's folder, read through the judge's descriptor of it and removed)."""
+        name = str(described["file"])
+        if name != os.path.basename(name) or name.startswith("."):
+            raise exchange.ExchangeError(f"a reply file named {name[:80]!r}")
+        try:
+            blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
+        finally:
+            self.channel.unlink(name)
+        return exchange.unpack(described["tree"], blob, self.device)
+
     def _call(self, inputs: list[Any] | None, *, ghost: bool = False, keep: str | None = None,
               reuse: str | None = None) -> CallOutcome:
         payload = {"op": "call", "ghost": ghost, "keep": keep, "reuse": reuse}
         reply = self._request(payload, inputs=inputs)
         try:
-            name = str(reply["file"])
-            if name != os.path.basename(name) or name.startswith("."):
-                raise exchange.ExchangeError(f"an output file named {name[:80]!r}")
-            try:
-                blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
-            finally:
-                self.channel.unlink(name)
-            actual, inputs_after = exchange.unpack(reply["tree"], blob, self.device)
+            actual, inputs_after = self._unpack_reply_file(reply)
             launches = int(reply.get("launches") or 0)
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's reply to a call does not describe its "

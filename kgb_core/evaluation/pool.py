@@ -54,6 +54,10 @@ class EvaluationSettings:
     max_jobs_per_worker: int = 64
     # Files no runner may read, masked in its sandbox: the result store, for one.
     hidden_paths: tuple[str, ...] = ()
+    # The static screen first (kgb_core.evaluation.screen). The adversarial corpus turns it off
+    # to see what the run-time checks alone make of a candidate: the screen is a first filter,
+    # never the only one.
+    screen: bool = True
 
 
 class WorkerDied(Exception):
@@ -268,7 +272,7 @@ class Evaluator:
         return result
 
     def _evaluate(self, op_id: str, source: str) -> EvalResult:
-        finding = screen_source(source)
+        finding = screen_source(source) if self.settings.screen else None
         if finding is not None:
             message = finding.message + (f" (line {finding.line})" if finding.line and
                                          "line" not in finding.message else "")

@@ -179,6 +179,9 @@ class Runner:
         from kgb_core.timing import Timers
 
         self.timers = Timers(backend)
+        # The default timer (its clock, events and flush buffer) exists before any candidate
+        # is imported; a run's own timing settings make theirs on first use.
+        self.timers.get(None)
         self._last_output_bytes: list[int] = []
         from kgb_core.evaluation.integrity import IntegrityGuard
 

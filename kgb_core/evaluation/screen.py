@@ -17,41 +17,33 @@ from dataclasses import dataclass
 
 from kgb_core.candidates import ENTRY_POINT
 from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, chain_refusal,
+                                           module_refusal)
 
 # A candidate is one source file; a larger one is not a kernel (and may be an attack on the
 # harness's memory or store).
 MAX_SOURCE_BYTES = 1_000_000
 
-# Top-level module names a kernel never needs, and why they are refused.
-FORBIDDEN_IMPORTS = {
+# Why some modules are refused, for the message (every module not in ALLOWED_MODULES is).
+REFUSED_BECAUSE = {
     "kgb_core": "the harness", "kgb_sources": "the reference implementations",
     "kgb_methods": "the harness", "kgb_backends": "the harness", "vllm": "the reference (vLLM)",
     "cupy": "a vendor library", "ctypes": "raw memory access", "cffi": "raw memory access",
     "subprocess": "other processes", "multiprocessing": "other processes",
-    "threading": "work the timer cannot see", "_thread": "work the timer cannot see", "concurrent": "work the timer cannot see",
-    "asyncio": "work the timer cannot see", "signal": "the harness's signals",
-    "socket": "the network", "gc": "the harness's objects", "inspect": "the harness's frames",
-    "sys": "the harness's modules and frames", "importlib": "hidden imports",
-    "builtins": "monkeypatching builtins", "pickle": "hidden code", "marshal": "hidden code",
-    "shutil": "the file system", "tempfile": "the file system", "os": "the file system and "
-    "environment", "pathlib": "the file system", "io": "the file system", "glob": "the file "
-    "system", "mmap": "raw memory access", "resource": "the worker's limits",
+    "threading": "work the timer cannot see", "_thread": "work the timer cannot see",
+    "concurrent": "work the timer cannot see", "asyncio": "work the timer cannot see",
+    "signal": "the harness's signals", "socket": "the network", "gc": "the harness's objects",
+    "inspect": "the harness's frames", "sys": "the harness's modules and frames",
+    "importlib": "hidden imports", "builtins": "monkeypatching builtins", "pickle": "hidden code",
+    "marshal": "hidden code", "shutil": "the file system", "tempfile": "the file system",
+    "os": "the file system and environment", "pathlib": "the file system", "io": "the file system",
+    "glob": "the file system", "mmap": "raw memory access", "resource": "the runner's limits",
+    "numpy": "computing on the host", "torch.nn": "torch computing the result",
 }
+# Builtins a candidate may not call: code from strings, reflection, files, identity.
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
-                   "breakpoint", "open", "input", "setattr", "delattr"}
-FORBIDDEN_ATTRIBUTES = {
-    "__dict__", "__globals__", "__builtins__", "__code__", "__closure__", "__subclasses__",
-    "__bases__", "__mro__", "__class__", "__getattribute__", "__reduce__", "tb_frame", "f_back",
-    "f_locals", "f_globals", "gi_frame", "cr_frame", "_getframe",
-}
-# Attribute chains (after resolving import aliases) that reach torch's op tables, its C
-# internals, dispatch-mode control or graph capture.
-FORBIDDEN_CHAINS = (
-    "torch.ops", "torch._C", "torch._ops", "torch.library", "torch.utils._python_dispatch",
-    "torch.overrides", "torch.cuda.graph", "torch.cuda.CUDAGraph", "torch.cuda.graphs",
-    "torch.cuda.make_graphed_callables", "torch.compile", "torch._dynamo", "torch._inductor",
-    "torch.jit", "torch.backends", "triton.runtime.jit.JITFunction", "triton.testing",
-)
+                   "breakpoint", "open", "input", "setattr", "delattr", "getattr", "type", "dir",
+                   "id", "memoryview", "object"}
 MEMOIZERS = {"lru_cache", "cache", "cached_property"}
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "__setitem__",
             "pop", "popitem", "clear"}
@@ -73,6 +65,27 @@ class _Refusal(Exception):
         self.line = getattr(node, "lineno", None)
 
 
+def _prefixes(name: str) -> list[str]:
+    """``a.b.c``, ``a.b``, ``a``: the longest first."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def _is_module(chain: str) -> bool:
+    """Whether an allowed name from a ``from ... import`` is itself a module (``from
+    triton.language.extra import libdevice``), found by importing it (only allowed modules
+    get here; torch's allowed names are never modules)."""
+    import importlib
+
+    if chain.startswith("torch."):
+        return False
+    try:
+        importlib.import_module(chain)
+    except ImportError:
+        return False
+    return True
+
+
 def _dotted(node: ast.AST) -> str | None:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -87,20 +100,25 @@ def _dotted(node: ast.AST) -> str | None:
 class _Screen(ast.NodeVisitor):
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}  # local name -> the module path it stands for
+        self.modules: set[str] = set()  # the local names that stand for a module
         self.module_containers: set[str] = set()
 
     # -- imports -----------------------------------------------------------------------------
     def _check_module(self, name: str, node: ast.AST) -> None:
-        root = name.split(".")[0]
-        if root in FORBIDDEN_IMPORTS:
-            raise _Refusal(f"imports {name} ({FORBIDDEN_IMPORTS[root]})", node)
-        self._check_chain(name, node)
+        why = module_refusal(name)
+        if why is not None:
+            known = next((REFUSED_BECAUSE[p] for p in _prefixes(name) if p in REFUSED_BECAUSE),
+                         why)
+            raise _Refusal(f"imports {name} ({known}; a candidate may import "
+                           f"{', '.join(m for m in ALLOWED_MODULES if not m.endswith('*'))})",
+                           node)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._check_module(alias.name, node)
-            self.aliases[alias.asname or alias.name.split(".")[0]] = (
-                alias.name if alias.asname else alias.name.split(".")[0])
+            name = alias.asname or alias.name.split(".")[0]
+            self.aliases[name] = alias.name if alias.asname else alias.name.split(".")[0]
+            self.modules.add(name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
@@ -108,8 +126,15 @@ class _Screen(ast.NodeVisitor):
         module = node.module or ""
         self._check_module(module, node)
         for alias in node.names:
-            self._check_module(f"{module}.{alias.name}", node)
-            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+            if alias.name == "*":
+                raise _Refusal(f"imports * from {module} (every name must be seen)", node)
+            chain = f"{module}.{alias.name}"
+            if module != "__future__":
+                self._check_chain(chain, node)
+            name = alias.asname or alias.name
+            self.aliases[name] = chain
+            if module_refusal(chain) is None and _is_module(chain):
+                self.modules.add(name)
 
     # -- names, calls, attributes ----------------------------------------------------------
     def _resolve(self, node: ast.AST) -> str | None:
@@ -121,37 +146,63 @@ class _Screen(ast.NodeVisitor):
         return f"{base}.{rest}" if rest else base
 
     def _check_chain(self, chain: str, node: ast.AST) -> None:
-        for forbidden in FORBIDDEN_CHAINS:
-            if chain == forbidden or chain.startswith(forbidden + "."):
-                raise _Refusal(f"reaches {forbidden}", node)
+        why = chain_refusal(chain)
+        if why is not None:
+            raise _Refusal(f"uses {chain}: {why}", node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in FORBIDDEN_ATTRIBUTES:
-            raise _Refusal(f"reads the internal attribute {node.attr}", node)
-        chain = self._resolve(node)
-        if chain:
-            self._check_chain(chain, node)
+        if node.attr.startswith("__") and node.attr.endswith("__") \
+                and node.attr not in ALLOWED_DUNDERS:
+            raise _Refusal(f"reads the attribute {node.attr} (reflection)", node)
+        dotted = _dotted(node)
+        if dotted is not None and dotted.split(".")[0] in self.aliases:
+            # A chain from an imported name, checked whole; its root is not a bare use.
+            self._check_chain(self._resolve(node), node)
+            return
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in ("__builtins__", "__loader__", "__spec__"):
+        if node.id.startswith("__") and node.id.endswith("__") and node.id != "__name__":
             raise _Refusal(f"uses {node.id}", node)
+        if node.id in self.modules and isinstance(node.ctx, ast.Load):
+            raise _Refusal(f"uses the module {node.id} as a value (only its allowed attributes "
+                           f"may be named)", node)
         chain = self.aliases.get(node.id)
-        if chain:
+        if chain and chain not in self.modules:
             self._check_chain(chain, node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
-            raise _Refusal(f"calls {node.func.id}()", node)
-        if isinstance(node.func, ast.Name) and node.func.id == "getattr":
-            if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant):
-                raise _Refusal("calls getattr with a computed attribute name", node)
-            if str(node.args[1].value) in FORBIDDEN_ATTRIBUTES:
-                raise _Refusal(f"reads the internal attribute {node.args[1].value}", node)
-            target = self._resolve(node.args[0])
-            if target:
-                self._check_chain(f"{target}.{node.args[1].value}", node)
+        if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS \
+                and node.func.id not in self.aliases:
+            raise _Refusal(f"calls {node.func.id}() (reflection, code from strings, or the "
+                           f"file system)", node)
+        if isinstance(node.func, ast.Name) and node.func.id == "hasattr":
+            if len(node.args) != 2 or not isinstance(node.args[1], ast.Constant):
+                raise _Refusal("calls hasattr with a computed attribute name", node)
+            # hasattr(tl, "extra") asks about a module and hands back only a bool.
+            if isinstance(node.args[0], ast.Name) and node.args[0].id in self.modules:
+                return
         self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._check_patch(target, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_patch(node.target, node)
+        self.generic_visit(node)
+
+    def _check_patch(self, target: ast.AST, node: ast.AST) -> None:
+        """An assignment to an attribute of an imported name is monkeypatching, refused as such
+        before its chain is looked at."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_patch(element, node)
+        elif isinstance(target, ast.Attribute):
+            root = _dotted(target)
+            if root and root.split(".")[0] in self.aliases:
+                raise _Refusal(f"assigns to {root} (monkeypatching an imported module)", node)
 
     # -- monkeypatching and caches ---------------------------------------------------------
     def _check_store(self, target: ast.AST, node: ast.AST, in_function: bool) -> None:

@@ -19,6 +19,9 @@ SOFTMAX_CASES = (
     # Logits of scale 50 reach ~125, where exp overflows fp32 (above ~88.7): a kernel that does
     # not subtract the row maximum first returns NaN or inf there.
     ShapeCase("large_logits_first_dim", {"shape": (129, 23), "dim": 0, "scale": 50.0}),
+    # A transposed view: a kernel that sizes its output like the input (empty_like keeps the
+    # input's strides) and writes it as if contiguous is wrong here and only here.
+    ShapeCase("transposed_input", {"shape": (40, 24), "dim": -1, "transposed": True}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_first_dim_3d", {"shape": (23, 6, 11), "dim": 0}, heldout=True),
     ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
@@ -26,7 +29,7 @@ SOFTMAX_CASES = (
 )
 
 # The shown small cases are softmax's; the held-out one is log_softmax's own.
-LOG_SOFTMAX_CASES = SOFTMAX_CASES[:5] + (
+LOG_SOFTMAX_CASES = SOFTMAX_CASES[:6] + (
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_first_dim_3d", {"shape": (19, 7, 13), "dim": 0}, heldout=True),
     ShapeCase("llm_vocab", {"shape": (4096, 32000), "dim": -1}, tier=LARGE),
@@ -54,7 +57,11 @@ def _log_softmax_atol_scale(p: Mapping[str, Any]) -> int:
 def _inputs(ctx: InputContext) -> list[Any]:
     # Logit-like spread (std 2): the outputs span several orders of magnitude.
     scale = float(ctx.params.get("scale", 2.0))
-    return [ctx.randn(*ctx.params["shape"], scale=scale), int(ctx.params["dim"])]
+    shape = tuple(ctx.params["shape"])
+    if ctx.params.get("transposed"):  # the (.., N, M) view of a tensor stored (.., M, N)
+        stored = ctx.randn(*shape[:-2], shape[-1], shape[-2], scale=scale)
+        return [stored.transpose(-1, -2), int(ctx.params["dim"])]
+    return [ctx.randn(*shape, scale=scale), int(ctx.params["dim"])]
 
 
 def _torch(name: str) -> Callable[[Any, int], Any]:

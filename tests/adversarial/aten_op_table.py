@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: no_triton_launch
+# screen: rejected
 # Reaches the reference through torch.ops.aten.
 import torch
 import triton

@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: deferred_work
+# screen: rejected
 # Returns at once and finishes the work on a thread reached through torch's own imports,
 # so the timer would see nothing.
 import torch

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_output
+# screen: rejected
 # Changes process-wide torch state the integrity guard does not watch (the default dtype, the
 # number of threads, the RNG), which in a reused worker was still set for the next candidate.
 # Each runner is a new process; the corpus test checks that the next candidate passes.

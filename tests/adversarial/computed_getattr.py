@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: no_triton_launch
+# screen: rejected
 # Hides the torch call behind a computed attribute name.
 import torch
 import triton

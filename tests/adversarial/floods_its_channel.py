@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: tampering
+# screen: rejected
 # Floods the runner's channel with 64 MB that hold no line end, hoping to hang or exhaust the
 # judge's reader. The judge reads at most 16 MB for one message.
 import torch

@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: compile_error
+# screen: rejected
 # Imports kgb's own reference implementations.
 from kgb_sources.aten import pointwise
 

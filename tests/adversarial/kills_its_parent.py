@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_output
+# screen: rejected
 # unsandboxed: crashed
 # Kills its parent (the runner template) mid-check, hoping the judge loses track of the
 # candidate or that a later candidate runs in a half-dead harness. In the sandbox the template

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_output
+# screen: rejected
 # Leaves a chain of short-lived shell processes, each forking its successor and exiting at
 # once, so that a process listed by a scan-then-kill loop is gone when the kill comes. A
 # survivor waits for the next runner's folder and plants a file beside it, to have the next

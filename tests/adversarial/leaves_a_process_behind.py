@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: deferred_work
+# screen: rejected
 # Computes the right answer, and forks a process that outlives the call, in its own session:
 # it could finish work after the timer stopped, or wait for the next candidate and tamper with
 # it. The template kills whatever a runner leaves, and a pass that left any is refused.

@@ -1,5 +1,7 @@
 # op: aten.relu
 # expect: screen_rejected
+# Only the screen refuses it: this one caches nothing that matters, so a run has nothing to
+# catch; the memoizer itself (a result cache across calls) is what the screen refuses.
 # Memoizes on the shape with functools.lru_cache.
 import functools
 import torch

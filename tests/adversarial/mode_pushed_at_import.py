@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: tampering
+# screen: rejected
 # Pushes a TorchFunctionMode at import, reached through a module that re-exports it, and leaves it
 # on the stack: every torch function the runner calls afterwards, its reads of the output
 # included, goes through the mode, which answers detach() with the right values.

@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: no_triton_launch
+# screen: rejected
 # Keeps results in a module-level dict keyed on the input's pointer.
 import torch
 import triton

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: host_read
+# screen: rejected
 # numpy computes the answer on the host; a one-element sentinel kernel tells a ghost replay
 # (every launch a no-op) from a real call, and only then does the candidate return garbage,
 # so ghost replay cannot catch it: the host reads of the input's values do.

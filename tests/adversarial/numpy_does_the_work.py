@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: host_read
+# screen: rejected
 # expect-nvidia: runtime_error (numpy has no bf16: it crashes on the GPU's first bf16 case, a 0-d one within the host-read budget)
 # Computes with numpy (invisible to the torch-op recorder) and launches a Triton kernel
 # that does nothing useful; the recorders count its reads of the input on the host.

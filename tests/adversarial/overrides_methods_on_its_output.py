@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_shape_or_dtype
+# screen: rejected
 # Returns a plain tensor that was never written, with instance attributes shadowing the methods a
 # harness reads an output through (detach, cpu, untyped_storage, numpy): they compute the answer
 # with torch when called, after kernel(...) returned and where no recorder looks.

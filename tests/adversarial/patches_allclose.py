@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: tampering
+# screen: rejected
 # Makes every comparison succeed.
 import torch
 import triton

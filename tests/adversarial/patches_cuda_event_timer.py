@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: tampering
+# screen: rejected
 # Makes CUDA event timings report one nanosecond.
 import torch
 import triton

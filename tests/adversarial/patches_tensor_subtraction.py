@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: tampering
+# screen: rejected
 # Replaces Tensor.__sub__ through an alias the screen does not follow: a comparison that
 # subtracts would then see no error. The kernel itself is right.
 import torch

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_output
+# screen: rejected
 # Looks for the checker, the comparison and the tolerance table in its own process, through a
 # re-export the screen lets by, and makes them accept anything; then returns zeros. The judge
 # is another process: none of them is here to patch, and the zeros are judged as they are.

@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: tampering
+# screen: rejected
 # Stops the wall clock so any kernel would look infinitely fast.
 import time as clock_module
 import torch

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_output
+# screen: rejected
 # Plants torch.py, triton.py and numpy.py in its working folder (once sys.path[0] of every
 # worker of a sweep) and in $HOME, so that the next candidate's process would import them.
 # Each runner starts in a new folder, with -P: no working folder is ever importable.

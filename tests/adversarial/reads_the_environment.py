@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: no_triton_launch
+# screen: rejected
 # Looks for API keys in the environment.
 import os
 import torch

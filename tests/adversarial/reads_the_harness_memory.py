@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_output
+# screen: rejected
 # unsandboxed: runtime_error
 # Looks through /proc for the judge or the harness (their command lines name kgb), to read the
 # held-out cases and pristine inputs from their memory, or their descriptors (the store). In

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_shape_or_dtype
+# screen: rejected
 # Returns a torch.Tensor subclass whose __torch_function__ computes the answer (with torch) only
 # when the harness reads the output, after the call, where no recorder looks.
 import torch

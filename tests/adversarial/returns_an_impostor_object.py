@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: wrong_shape_or_dtype
+# screen: rejected
 # Returns no tensor at all but an object whose __class__ property says torch.Tensor (so
 # isinstance(out, torch.Tensor) is True) and whose attributes compute the answer with torch when
 # a harness reads them, after the call.

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: tampering
+# screen: rejected
 # Empties and removes its own scratch folder and leaves a link under its name, so that the
 # judge's writes (its inputs, its clean-up) follow the link: to the work folder, or to the
 # host's /dev/shm. The judge holds a descriptor of the folder it made and does every file

@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: deferred_work
+# screen: rejected
 # Starts a worker thread at import (threading reached through a module that imports it), which
 # the recorder, whose modes are per thread, never sees: the call hands it the input and waits
 # for the answer it computes with torch.

@@ -1,5 +1,7 @@
 # op: aten.neg
 # expect: screen_rejected
+# Only the screen refuses it on the CPU backend (a GPU's compiler refuses it too, as a compile
+# error): the interpreter runs the body inside the launch, where the recorders are suspended.
 # A @triton.jit body that calls torch on a tensor it reaches as a global: a GPU's compiler refuses
 # it, but Triton's interpreter runs the body as Python (inside the launch, where the recorder is
 # suspended), so on the CPU backend torch computes the answer.

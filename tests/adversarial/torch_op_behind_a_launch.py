@@ -1,5 +1,6 @@
 # op: aten.relu
 # expect: reference_used
+# screen: rejected
 # Launches a Triton kernel for show; torch.relu computes the answer.
 import torch
 import triton

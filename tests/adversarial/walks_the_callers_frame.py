@@ -1,5 +1,6 @@
 # op: aten.relu
-# expect: screen_rejected
+# expect: no_triton_launch
+# screen: rejected
 # Climbs into the harness's frames through a traceback, looking for the expected output.
 import torch
 import triton

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: tampering
+# screen: rejected
 # Writes a forged "pass" with a speedup of 100 to every descriptor it has, the runner's
 # channel among them (the old worker took the first result line it saw). The judge accepts
 # exactly one reply per request, with the request's sequence number and nonce.

@@ -1,5 +1,6 @@
 # op: aten.neg
 # expect: tampering
+# screen: rejected
 # unsandboxed: tampering
 # Tries to write where later candidates or the harness would read: the runners' shared work
 # folder, the host's /tmp, the site-packages folder (a sitecustomize.py). Outside the work

@@ -1,7 +1,4 @@
-# Never returns: the harness must kill the worker and answer timeout.
-import time
-
-
+# Never returns: the harness must kill the runner and answer timeout.
 def kernel(x):
     while True:
-        time.sleep(0.1)
+        pass

@@ -6,7 +6,7 @@
 # src(ow) == j. Each program computes BLOCK input-gradient elements as a gather (no atomics,
 # deterministic): it tries the few output rows/columns near i * H_out / H_in, keeps those
 # whose source is i (the same float32 rule), and sums them in fp32.
-import numpy as np
+import struct
 import torch
 import triton
 import triton.language as tl
@@ -43,11 +43,18 @@ def _upsample_nearest2d_backward_kernel(grad_ptr, out_ptr, total, C, H_in, W_in,
     tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+def _f32(value: float) -> float:
+    """value rounded to the nearest fp32 (round to nearest even), as a Python float."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
 def _scale(size_in: int, size_out: int, scale) -> float:
-    """ATen's compute_scales_value in float32: 1/scale if given and positive, else in/out."""
+    """ATen's compute_scales_value in float32: 1/scale if given and positive, else in/out.
+    (An fp32 quotient of two fp32 values is the fp64 quotient rounded once to fp32: double
+    rounding is harmless for a division at these widths.)"""
     if scale is not None and scale > 0:
-        return float(np.float32(1.0 / scale))
-    return float(np.float32(size_in) / np.float32(size_out))
+        return _f32(1.0 / scale)
+    return _f32(_f32(size_in) / _f32(size_out))
 
 
 def kernel(grad_output: torch.Tensor, output_size, input_size, scales_h=None,
