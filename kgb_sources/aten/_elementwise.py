@@ -67,10 +67,19 @@ def tensor(ctx: InputContext, shape: Sequence[int], draw: Callable[..., Any],
 
 
 def with_nans(ctx: InputContext, x: Any, fraction: float = 0.2) -> Any:
-    """x with about ``fraction`` of its elements replaced by NaN (seeded)."""
+    """x with about ``fraction`` of its elements replaced by NaN (seeded), in x's layout (a
+    transposed x stays a transposed view)."""
     torch = ctx.torch
     hit = ctx.uniform(*x.shape, low=0.0, high=1.0, dtype=torch.float32) < fraction
-    return torch.where(hit.to(x.device), torch.full_like(x, float("nan")), x)
+    return like_layout(torch.where(hit.to(x.device), torch.full_like(x, float("nan")), x), x)
+
+
+def like_layout(values: Any, layout: Any) -> Any:
+    """``values`` (a new contiguous tensor) laid out as ``layout`` is where that is a transposed
+    view of its last two dims: the same values, the strides a kernel must honour."""
+    if layout.dim() >= 2 and not layout.is_contiguous() and layout.mT.is_contiguous():
+        return values.mT.contiguous().mT
+    return values
 
 
 def ties(ctx: InputContext, *shape: int, dtype: Any = None) -> Any:

@@ -19,7 +19,7 @@ from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 from kgb_sources.aten._build import FLOATS, aten_op, from_template, numel
 from kgb_sources.aten._elementwise import (
     BINARY_WRAPPER, INTS, away_from_zero, binary_bytes, binary_cases, binary_flops,
-    broadcast_shape, elementwise_kernel, tensor, ties, with_nans,
+    broadcast_shape, elementwise_kernel, like_layout, tensor, ties, with_nans,
 )
 
 # -- in-place: add_, div_ ------------------------------------------------------------------
@@ -181,7 +181,7 @@ def _logaddexp2_inputs(ctx: InputContext) -> list[Any]:
                ctx.params.get("transposed", False))
     if tuple(a.shape) == tuple(shape):
         equal = ctx.uniform(*shape, low=0.0, high=1.0, dtype=torch.float32) < 0.25
-        a = torch.where(equal.to(a.device), b.expand(shape), a)
+        a = like_layout(torch.where(equal.to(a.device), b.expand(shape), a), a)
     return [a, b]
 
 

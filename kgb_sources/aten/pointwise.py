@@ -297,6 +297,7 @@ POW_CASES = (
     ShapeCase("odd_square", {"shape": (37, 129), "exponent": 2.0}),
     ShapeCase("fractional", {"shape": (1000,), "exponent": 0.5}),
     ShapeCase("negative", {"shape": (5, 7, 11), "exponent": -1.5}),
+    ShapeCase("transposed", {"shape": (40, 24), "exponent": 3.0, "transposed": True}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_4d", {"shape": (2, 3, 13, 19), "exponent": 2.5}, heldout=True),
     ShapeCase("llm_hidden", {"shape": (4096, 4096), "exponent": 3.0}, tier=LARGE),
@@ -304,7 +305,11 @@ POW_CASES = (
 
 
 def _pow_inputs(ctx: InputContext) -> list[Any]:
-    return [ctx.uniform(*ctx.params["shape"], low=0.25, high=2.0), float(ctx.params["exponent"])]
+    shape = tuple(ctx.params["shape"])
+    if ctx.params.get("transposed"):  # the transposed view of a tensor stored the other way
+        stored = ctx.uniform(*shape[:-2], shape[-1], shape[-2], low=0.25, high=2.0)
+        return [stored.mT, float(ctx.params["exponent"])]
+    return [ctx.uniform(*shape, low=0.25, high=2.0), float(ctx.params["exponent"])]
 
 
 def _pow_reference(x, exponent):  # noqa: ANN001, ANN202
