@@ -35,6 +35,7 @@ _HARNESS_PACKAGES = ("kgb_core", "kgb_backends", "kgb_sources", "kgb_methods")
 def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
     """(owner name, owner, attribute names or None for every attribute)."""
     import builtins
+    import threading
     import time
 
     import torch
@@ -49,6 +50,8 @@ def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
         ("torch.cuda", torch.cuda, _TORCH_CUDA_FUNCTIONS),
         ("torch.cuda.Event", torch.cuda.Event, _CUDA_EVENT_METHODS),
         ("triton", triton, ("jit", "autotune", "heuristics", "cdiv")),
+        # Where threads a call starts are recorded (recorder.install_thread_recording).
+        ("threading.Thread", threading.Thread, ("run", "start")),
     ]
     guarded += [(f"{cls.__module__}.{cls.__qualname__}", cls, ("run", "__getitem__"))
                 for cls in launch_classes()]

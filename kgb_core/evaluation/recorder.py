@@ -13,7 +13,8 @@ Two modes are active for every call of the candidate, checked and timed alike (`
   ``HOST_READ_BUDGET`` elements per call the values may be computed on the host, and the verdict
   is ``host_read``, whatever the Triton kernels did.
 
-The modes cannot be switched off from inside unseen: the stacks must be empty before the call
+Threads a call starts record into the call too (``install_thread_recording``: torch's modes are
+per thread). The modes cannot be switched off from inside unseen: the stacks must be empty before the call
 (a mode pushed at import is ``tampering``), hold exactly these two at every Triton launch
 (``LaunchCounter`` checks) and again when the call returns. Each launch suspends both
 (``suspended``), since Triton's interpreter itself moves data with torch; the launch's grid
@@ -24,6 +25,8 @@ callable and pre-run hooks, which Triton would call inside, are called before th
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 from typing import Any
 
 import torch
@@ -115,6 +118,38 @@ class HostReadRecorder(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+class _Active:
+    """The recording of the call now running (None between calls), for threads it starts."""
+
+    recording: "Recording | None" = None
+
+
+ACTIVE = _Active()
+
+
+def install_thread_recording() -> None:
+    """Make every ``threading.Thread`` record its work into the call that started it: torch's
+    modes are per thread, so work handed to a thread started during a call (and joined before
+    the call returns, so that nothing is left running) would otherwise go unseen. Installed by
+    the runner template before any candidate runs; the integrity guard then holds it."""
+    original = threading.Thread.run
+    if getattr(original, "_kgb_recorded", False):
+        return
+
+    @functools.wraps(original)
+    def recorded_run(self: threading.Thread) -> None:
+        call = ACTIVE.recording
+        if call is None:
+            return original(self)
+        local = Recording()
+        call.threads.append(local)
+        with local:
+            return original(self)
+
+    recorded_run._kgb_recorded = True  # type: ignore[attr-defined]
+    threading.Thread.run = recorded_run  # type: ignore[method-assign]
+
+
 class Recording:
     """Both recorders around a candidate's calls, and the check that nothing else was pushed.
 
@@ -129,6 +164,8 @@ class Recording:
         self.reads = HostReadRecorder()
         self.counter = counter
         self.tampered: str | None = None
+        # The recordings of threads started during the call (install_thread_recording).
+        self.threads: list[Recording] = []
 
     def __enter__(self) -> "Recording":
         if _len_torch_dispatch_stack() or _len_torch_function_stack():
@@ -139,11 +176,13 @@ class Recording:
         self.reads.__enter__()
         if self.counter is not None:
             self.counter.expected_modes = (1, 1)
+            ACTIVE.recording = self
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self.counter is not None:
             self.counter.expected_modes = None
+            ACTIVE.recording = None
         if (_len_torch_dispatch_stack(), _len_torch_function_stack()) == (1, 1):
             self.reads.__exit__(None, None, None)
             self.ops.__exit__(None, None, None)
@@ -152,9 +191,15 @@ class Recording:
                                              "pushed, or the recorder's removed)"
             clear_modes()
 
+    def forbidden(self) -> list[str]:
+        """aten ops other than allocation, views and copies, on the call's thread or its own."""
+        return self.ops.forbidden + [op for thread in self.threads for op in thread.forbidden()]
+
     def host_reads(self) -> int:
-        """Elements read on the host: device-to-host copies and host reads of tensor values."""
-        return self.ops.copied_to_host + self.reads.elements
+        """Elements read on the host: device-to-host copies and host reads of tensor values,
+        on the call's thread and on those it started."""
+        return (self.ops.copied_to_host + self.reads.elements
+                + sum(thread.host_reads() for thread in self.threads))
 
     def host_read_message(self, calls: int = 1) -> str | None:
         """Why the reads exceed the budget (``calls`` calls recorded), or None."""

@@ -292,10 +292,11 @@ class Runner:
         tampered = recording.tampered or (self.counter.mode_violations or [None])[0]
         if tampered:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}: {tampered}")
-        if recording.ops.forbidden:
+        forbidden = recording.forbidden()
+        if forbidden:
             raise CandidateFailure(verdicts.REFERENCE_USED,
                                    f"torch computed {when}: "
-                                   f"{', '.join(sorted(set(recording.ops.forbidden))[:5])}; only "
+                                   f"{', '.join(sorted(set(forbidden))[:5])}; only "
                                    f"allocation, views and copies may be done with torch")
         message = recording.host_read_message(calls)
         if message:
@@ -356,6 +357,14 @@ class Runner:
         if self.counter.limit_violations:  # the candidate caught the error and went on
             raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
         self._check_integrity("during kernel(...)")
+        if self.counter.count == 0 and not ghost:
+            raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
+                                   "kernel(...) returned without launching a @triton.jit kernel")
+        # What torch did, on this thread and on those the call started, before what is left
+        # running (torch's own worker threads, started by that work, would hide it). Under ghost
+        # replay the launches did nothing: only tampering counts, then the output.
+        if not ghost or recording.tampered or self.counter.mode_violations:
+            self._check_recording(recording, "during kernel(...)")
         leftover = [t.name for t in threading.enumerate()
                     if t not in threads_before and t.is_alive()]
         if self.backend.watch_os_threads:
@@ -365,12 +374,6 @@ class Runner:
                                    f"kernel(...) returned with {len(leftover)} thread(s) of its "
                                    f"own still running ({leftover[0]})")
         self._check_streams("a")
-        if self.counter.count == 0 and not ghost:
-            raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
-                                   "kernel(...) returned without launching a @triton.jit kernel")
-        # Under ghost replay the launches did nothing: only tampering counts, then the output.
-        if not ghost or recording.tampered or self.counter.mode_violations:
-            self._check_recording(recording, "during kernel(...)")
         return actual
 
 

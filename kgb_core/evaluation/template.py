@@ -59,7 +59,7 @@ def _preload(config: dict[str, Any]) -> Any:
     from kgb_core import timing  # noqa: F401
     from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
     from kgb_core.evaluation.launches import LaunchCounter
-    from kgb_core.evaluation.recorder import Recording
+    from kgb_core.evaluation.recorder import Recording, install_thread_recording
 
     runner.load_backend(config["backend_module"], config["backend_name"])  # its imports
     for lazy in _LAZY_IMPORTS:  # imported by a process's first launch: 80 ms in every runner
@@ -70,6 +70,7 @@ def _preload(config: dict[str, Any]) -> Any:
     counter = LaunchCounter(max_num_warps=config.get("max_num_warps"),
                             max_block_size=config.get("max_block_size"))
     counter.install()
+    install_thread_recording()
     # The first op dispatched under a mode imports torch._dynamo (1.5 s on this CPU): pay it
     # here, once, on a host tensor (no device is touched), not in every runner.
     with Recording():
