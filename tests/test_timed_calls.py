@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from kgb_core.evaluation.runner import TimedCalls
+from kgb_core.evaluation.runner import TimedCalls, scale_values, value_scale
 from kgb_core.timing import TimingSettings, WallClockTimer
 
 
@@ -19,14 +19,17 @@ def _sets():
 
 
 def test_no_timed_call_sees_a_tensor_in_a_state_an_earlier_call_saw():
-    """A cache keyed on identity, pointer, version and shape never hits."""
-    seen, keys = [], set()
+    """A cache keyed on identity, pointer, version, shape or content never hits."""
+    seen, keys, contents = [], set(), set()
     counter = _Counter()
 
     def kernel(x):
         key = (id(x), x.data_ptr(), x._version, tuple(x.shape))
         assert key not in keys, "a timed call saw a tensor in a state seen before"
         keys.add(key)
+        content = tuple(x.tolist())
+        assert content not in contents, "a timed call saw values an earlier call saw"
+        contents.add(content)
         seen.append(float(x[0]))
         counter.count += 1
         return x * 2
@@ -36,9 +39,10 @@ def test_no_timed_call_sees_a_tensor_in_a_state_an_earlier_call_saw():
                            lambda: None, label="test")
     timer.measure(calls, prepare=calls.prepare)
     assert calls.count == len(seen) >= 12 and calls.launchless == 0
-    assert set(seen) == {1.0, 2.0, 3.0}
-    # Consecutive calls on one storage set see other values (three sets, so every third call).
-    assert all(seen[i] != seen[i + 3] for i in range(len(seen) - 3))
+    # Every value set is used, each call's scaled by 1 + 1/64 to 1.25 (disjoint ranges here).
+    ranges = [(base * (1 + 2.0 ** -6), base * 1.25) for base in (1.0, 2.0, 3.0)]
+    used = [next(i for i, (low, high) in enumerate(ranges) if low <= v <= high) for v in seen]
+    assert set(used) == {0, 1, 2}
 
 
 def test_the_sample_names_the_values_each_output_came_from():
@@ -53,9 +57,12 @@ def test_the_sample_names_the_values_each_output_came_from():
         calls.prepare()
         calls()
     assert len(calls.samples) == 3
-    for index, values, output in calls.samples:
-        assert torch.equal(output, torch.full((8,), 2.0 * (values + 1)))
-    assert len({index for index, _, _ in calls.samples}) == 3
+    for index, values, scaled, output in calls.samples:
+        assert scaled == index  # every call was prepared
+        expected = torch.full((8,), float(values + 1))
+        scale_values([expected], scaled)
+        assert torch.equal(output, expected * 2)
+    assert len({index for index, _, _, _ in calls.samples}) == 3
 
 
 def test_a_call_that_launches_nothing_is_counted():
@@ -64,3 +71,10 @@ def test_a_call_that_launches_nothing_is_counted():
     calls.prepare()
     calls()
     assert calls.launchless == 1 and calls.samples == []
+
+
+def test_the_scales_never_repeat_and_stay_in_range():
+    scales = [value_scale(index) for index in range(5000)]
+    assert len(set(scales)) == len(scales)
+    assert all(1.0 + 2.0 ** -6 <= scale <= 1.25 for scale in scales)
+    assert value_scale(-1) == 1.0

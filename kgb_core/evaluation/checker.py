@@ -16,8 +16,9 @@ the runner handed back, and decides. The stages, in order, each able to end the 
 5. ``ghost replay``: one more checked call on new values, then the same inputs with every Triton
    launch a no-op, which must come out wrong and otherwise alike (launch count, no exception);
 6. ``timing``: the candidate timed by the runner under the same recorders as a checked call,
-   cycling through three input sets with new values written before every call, a random sample
-   of its timed outputs compared with the reference; the baseline timed by the judge on its own
+   cycling through three input sets with new values written before every call (scaled by a
+   factor no other call gets), a random sample of its timed outputs compared with the reference
+   on the values it saw; the baseline timed by the judge on its own
    copies; then one more rewritten-inputs call (caching while timed).
 
 Verdicts about the channel and the process (timeout, crash, out of memory, a forged message)
@@ -40,7 +41,8 @@ from kgb_core.evaluation.limits import MAX_FILE_BYTES
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
-from kgb_core.evaluation.runner import RUNNER_VERDICTS, CandidateFailure, tensors_in
+from kgb_core.evaluation.runner import (RUNNER_VERDICTS, CandidateFailure, scale_values,
+                                        tensors_in)
 from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
 from kgb_core.operators import (SMALL, InputContext, OperatorSpec, Rounded, ShapeCase,
                                 Tolerance, WithTolerance)
@@ -351,26 +353,30 @@ class Evaluation:
         computed from. An operator that writes its arguments is judged by them, which the next
         timed call overwrites: its samples are not compared (its after-timing call is)."""
         try:
-            entries = [(int(i), int(v), out) for i, v, out in self._unpack_reply_file(samples)]
+            entries = [(int(i), int(v), int(scaled), out)
+                       for i, v, scaled, out in self._unpack_reply_file(samples)]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None
         if len(entries) < min(TIMED_SAMPLES, 1) or any(
-                not 0 <= values < len(pristine) for _, values, _ in entries):
+                not 0 <= values < len(pristine) or not -1 <= scaled <= call
+                for call, values, scaled, _ in entries):
             raise ChannelViolation("the runner's timed samples are not what was asked")
         if self.spec.mutated_args:
             return
         label = case_label(self.spec, case)
-        for call, values, output in entries:
-            outcome = CallOutcome(output, clone_tree(pristine[values]), 0)
-            comparison, _ = self._compare_with_reference(case, dtype, outcome,
-                                                         clone_tree(pristine[values]))
+        for call, values, scaled, output in entries:
+            seen = self._timed_inputs(pristine[values], scaled)
+            outcome = CallOutcome(output, clone_tree(seen), 0)
+            comparison, _ = self._compare_with_reference(case, dtype, outcome, clone_tree(seen))
             overlap = overlapping(tensors_in(output))
             if comparison.ok and not overlap:
                 continue
             stale = any(self._compare_with_reference(case, dtype, outcome,
-                                                     clone_tree(other))[0].ok
-                        for index, other in enumerate(pristine) if index != values)
+                                                     self._timed_inputs(other, earlier))[0].ok
+                        for other in pristine
+                        for earlier in range(max(-1, call - 2 * len(pristine)), call)
+                        if earlier != scaled)
             raise CandidateFailure(
                 verdicts.STALE_OUTPUT if stale else comparison.verdict
                 if not comparison.ok else verdicts.WRONG_SHAPE_OR_DTYPE,
@@ -403,6 +409,13 @@ class Evaluation:
                                        f"only the judge gives")
             raise CandidateFailure(verdict, str(failure.get("message", ""))[:8000])
         return reply
+
+    @staticmethod
+    def _timed_inputs(values: list[Any], scaled: int) -> list[Any]:
+        """The inputs a timed call saw: a copy of its set's values, scaled as the runner did."""
+        inputs = clone_tree(values)
+        scale_values(tensors_in(inputs), scaled)
+        return inputs
 
     def _unpack_reply_file(self, described: dict[str, Any]) -> Any:
         """The tree a reply describes (``tree``) from the file it names (``file``, in the

@@ -271,8 +271,7 @@ class Runner:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    f"while being timed, {calls.launchless} of {calls.count} "
                                    f"calls of kernel(...) launched no @triton.jit kernel")
-        packed = exchange.pack([[index, values, output]
-                                for index, values, output in calls.samples], opaque=True)
+        packed = exchange.pack([list(entry) for entry in calls.samples], opaque=True)
         name = f"timed-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, name))
         return {"timing": timing.to_dict(), "samples": {"tree": packed.tree, "file": name}}
@@ -377,16 +376,42 @@ class Runner:
         return actual
 
 
+def value_scale(index: int) -> float:
+    """The factor timed call ``index``'s floating inputs are scaled by: 1 + 1/64 to 1.25, a
+    different one for every call (the fractional parts of multiples of the golden ratio never
+    repeat), so that no two timed calls see the same values and a table of answers keyed on
+    the inputs' content never hits. -1 (a call no ``prepare`` preceded) scales by 1."""
+    if index < 0:
+        return 1.0
+    fraction = (index * 0.6180339887498949) % 1.0
+    return 1.0 + 2.0 ** -6 + fraction * (0.25 - 2.0 ** -6)
+
+
+def scale_values(tensors: list[Any], index: int) -> None:
+    """Scale the floating and complex tensors among ``tensors`` in place by ``value_scale``
+    (fp8 ones are left alone: torch has no arithmetic on them)."""
+    import torch
+
+    factor = value_scale(index)
+    scaled = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
+              torch.complex128)
+    if factor != 1.0:
+        for tensor in tensors:
+            if tensor.dtype in scaled:
+                tensor.mul_(factor)
+
+
 class TimedCalls:
     """The timed calls of ``kernel``: input sets cycled, new values before every call, a sample.
 
     The judge hands over several input sets (distinct storages, distinct values). Call ``i``
-    runs on set ``i % n``; before it, outside the timed region (the timer's ``prepare``), the
-    set is given the values of set ``(i % n + i // n) % n``, so its version counter moves and
-    its values change between its calls: an answer kept from an earlier call, keyed on a
-    tensor's identity, pointer, version or shape, is not the answer now. A reservoir sample of
+    runs on set ``i % n``; before it, outside the timed region (the timer's ``prepare``, where
+    no recorder looks), the set is given the values of set ``(i % n + i // n) % n``, its
+    floating tensors scaled by ``value_scale(i)``: its version counter moves and its values
+    are new on every call, so an answer kept from an earlier call, keyed on a tensor's
+    identity, pointer, version, shape or content, is not the answer now. A reservoir sample of
     ``sample`` outputs (uniform over every call, positions drawn from the judge's seed) goes
-    back with the values each was computed from, for the judge to compare.
+    back with the values and scale each was computed from, for the judge to compare.
     """
 
     def __init__(self, kernel: Callable[..., Any], counter: Any, sets: list[Any], sample: int,
@@ -398,20 +423,26 @@ class TimedCalls:
         self.sets = sets
         self.values = [[t.clone() for t in tensors_in(one)] for one in sets]
         self.holding = list(range(len(sets)))  # which values each set holds now
+        self.scaled_for = [-1] * len(sets)  # and which call's scale they carry
         self.sample_size = sample
-        self.samples: list[tuple[int, int, Any]] = []
+        self.samples: list[tuple[int, int, int, Any]] = []
         self._random = random.Random(seed)
         self.count = 0
         self.launchless = 0
 
     def prepare(self) -> None:
-        """Write the next call's values into its set (even the values it holds: the tensor's
-        version moves all the same, and an in-place operator's last call is undone)."""
+        """Write the next call's values into its set (an in-place operator's last call is
+        undone too), harness work the recorders do not count."""
+        from kgb_core.evaluation.recorder import suspended
+
         n = len(self.sets)
         target, values = self.count % n, (self.count % n + self.count // n) % n
-        for tensor, source in zip(tensors_in(self.sets[target]), self.values[values]):
-            tensor.copy_(source)
-        self.holding[target] = values
+        tensors = tensors_in(self.sets[target])
+        with suspended():
+            for tensor, source in zip(tensors, self.values[values]):
+                tensor.copy_(source)
+            scale_values(tensors, self.count)
+        self.holding[target], self.scaled_for[target] = values, self.count
 
     def __call__(self) -> None:
         index = self.count
@@ -421,12 +452,13 @@ class TimedCalls:
         self.count += 1
         if self.counter.count == before:
             self.launchless += 1
+        entry = (index, self.holding[target], self.scaled_for[target], output)
         if len(self.samples) < self.sample_size:
-            self.samples.append((index, self.holding[target], output))
+            self.samples.append(entry)
         elif self.sample_size:
             slot = self._random.randrange(index + 1)
             if slot < self.sample_size:
-                self.samples[slot] = (index, self.holding[target], output)
+                self.samples[slot] = entry
 
 
 # Bound when the template imports this module, before any candidate runs: a candidate that
