@@ -13,11 +13,11 @@ Two modes are active for every call of the candidate, checked and timed alike (`
   ``HOST_READ_BUDGET`` elements per call the values may be computed on the host, and the verdict
   is ``host_read``, whatever the Triton kernels did.
 
-Threads a call starts record into the call too (``install_thread_recording``: torch's modes are
-per thread). The modes cannot be switched off from inside unseen: the stacks must be empty before the call
-(a mode pushed at import is ``tampering``), hold exactly these two at every Triton launch
-(``LaunchCounter`` checks) and again when the call returns. Each launch suspends both
-(``suspended``), since Triton's interpreter itself moves data with torch; the launch's grid
+Threads a call starts record into the call too (``install_thread_recording``: torch's modes
+are per thread). The modes cannot be switched off from inside unseen: the stacks must be empty
+before the call (a mode pushed at import is ``tampering``), hold exactly these two at every
+Triton launch (``LaunchCounter`` checks) and again when the call returns. Each launch suspends
+both (``suspended``), since Triton's interpreter itself moves data with torch; the launch's grid
 callable and pre-run hooks, which Triton would call inside, are called before the suspension
 (``kgb_core.evaluation.launches``).
 """
