@@ -17,6 +17,8 @@ NORM_CASES = (
     ShapeCase("odd_3d", {"shape": (4, 9, 1000), "eps": 1e-6}),
     ShapeCase("small_scale", {"shape": (24, 257), "eps": 1e-5, "scale": 0.01}),
     ShapeCase("long_row", {"shape": (3, 2053), "eps": 1e-6}),
+    # x the transposed view of a tensor stored (N, rows): its rows are strided.
+    ShapeCase("transposed_x", {"shape": (40, 96), "eps": 1e-5, "transposed": True}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_4d", {"shape": (2, 3, 5, 181), "eps": 1e-4}, heldout=True),
     ShapeCase("llm_tokens", {"shape": (16384, 4096), "eps": 1e-5}, tier=LARGE),
@@ -31,7 +33,11 @@ def _row_length(p: Mapping[str, Any]) -> int:
 
 def _x_and_weight(ctx: InputContext) -> list[Any]:
     n = _row_length(ctx.params)
-    x = ctx.randn(*ctx.params["shape"], scale=ctx.params.get("scale", 1.0))
+    shape, scale = tuple(ctx.params["shape"]), ctx.params.get("scale", 1.0)
+    if ctx.params.get("transposed"):
+        x = ctx.randn(*shape[:-2], shape[-1], shape[-2], scale=scale).mT
+    else:
+        x = ctx.randn(*shape, scale=scale)
     # Weights near 1, as trained norms have, but spread enough that ignoring one shows.
     return [x, ctx.randn(n, scale=0.5, shift=1.0)]
 
