@@ -71,6 +71,9 @@ GROUP_NORM_CASES = (
     ShapeCase("one_group_long", {"shape": (2, 5, 11, 23), "groups": 1, "eps": 1e-5}),
     ShapeCase("group_per_channel_small_scale", {"shape": (4, 8, 33), "groups": 8, "eps": 1e-5,
                                                 "scale": 0.01}),
+    # x in channels-last memory, as convolutions leave it: the channels are innermost.
+    ShapeCase("channels_last", {"shape": (2, 12, 5, 7), "groups": 3, "eps": 1e-5,
+                                "channels_last": True}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_image", {"shape": (3, 10, 5, 7), "groups": 5, "eps": 1e-4},
               heldout=True),
@@ -84,6 +87,8 @@ BATCH_NORM_CASES = (
     ShapeCase("sequence_3d", {"shape": (3, 30, 37), "eps": 1e-3}),
     ShapeCase("features_2d", {"shape": (37, 129), "eps": 1e-5}),
     ShapeCase("tiny_variance", {"shape": (4, 8, 33), "eps": 1e-5, "var_low": 1e-5}),
+    # x in channels-last memory, as convolutions leave it: the channels are innermost.
+    ShapeCase("channels_last", {"shape": (2, 12, 5, 7), "eps": 1e-5, "channels_last": True}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_image", {"shape": (3, 10, 5, 7), "eps": 1e-4}, heldout=True),
     ShapeCase("resnet_stage", {"shape": (64, 256, 56, 56), "eps": 1e-5}, tier=LARGE),
@@ -95,17 +100,25 @@ def _channels(p: Mapping[str, Any]) -> int:
     return tuple(p["shape"])[1]
 
 
+def _memory_format(ctx: InputContext, x: Any) -> Any:
+    """x as the case lays it out: channels-last (same values, channels innermost) when asked."""
+    if ctx.params.get("channels_last"):
+        return x.contiguous(memory_format=ctx.torch.channels_last)
+    return x
+
+
 def _group_norm_inputs(ctx: InputContext) -> list[Any]:
     channels = _channels(ctx.params)
     x = ctx.randn(*ctx.params["shape"], scale=ctx.params.get("scale", 1.0), shift=0.5)
-    return [x, ctx.params["groups"], ctx.randn(channels, scale=0.5, shift=1.0),
-            ctx.randn(channels), float(ctx.params["eps"])]
+    return [_memory_format(ctx, x), ctx.params["groups"],
+            ctx.randn(channels, scale=0.5, shift=1.0), ctx.randn(channels),
+            float(ctx.params["eps"])]
 
 
 def _batch_norm_inputs(ctx: InputContext) -> list[Any]:
     channels = _channels(ctx.params)
     low = ctx.params.get("var_low", 0.5)
-    return [ctx.randn(*ctx.params["shape"]), ctx.randn(channels, scale=0.5),
+    return [_memory_format(ctx, ctx.randn(*ctx.params["shape"])), ctx.randn(channels, scale=0.5),
             ctx.uniform(channels, low=low, high=max(2.0, 10 * low)),
             ctx.randn(channels, scale=0.5, shift=1.0), ctx.randn(channels),
             float(ctx.params["eps"])]
