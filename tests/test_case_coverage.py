@@ -23,7 +23,7 @@ from kgb_core.operators import SMALL, InputContext
 from kgb_core.plugins import load_registry
 
 REGISTRY = load_registry()
-KNOWN_GAPS = {"aten.embedding", "aten.index_put_", "aten.nll_loss", "aten.as_strided"}
+KNOWN_GAPS = {"aten.index_put_", "aten.nll_loss", "aten.as_strided"}
 
 
 def _strided_small_case(spec) -> bool | None:

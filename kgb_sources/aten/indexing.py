@@ -57,6 +57,8 @@ EMBEDDING_CASES = (
     ShapeCase("batch_tokens", {"weight": (50, 33), "indices": (4, 7)}),
     ShapeCase("flat_tokens", {"weight": (1000, 64), "indices": (17,)}),
     ShapeCase("wide_rows_3d", {"weight": (20, 1100), "indices": (2, 3, 2)}),
+    # weight the first columns of a wider table (a sliced view: its rows are strided).
+    ShapeCase("sliced_table", {"weight": (60, 40), "indices": (5, 6), "table_width": 72}),
     # Held out: checked, never shown (see ShapeCase.heldout).
     ShapeCase("heldout_repeats_3d", {"weight": (13, 97), "indices": (2, 3, 5)}, heldout=True),
     ShapeCase("llama3_1b", {"weight": (128256, 2048), "indices": (8, 2048)}, tier=LARGE),
@@ -173,7 +175,8 @@ def _index_select_inputs(ctx: InputContext) -> list[Any]:
 
 def _embedding_inputs(ctx: InputContext) -> list[Any]:
     vocab, dim = ctx.params["weight"]
-    weight = ctx.randn(vocab, dim)
+    width = ctx.params.get("table_width", dim)
+    weight = ctx.randn(vocab, width)[:, :dim] if width > dim else ctx.randn(vocab, dim)
     indices = ctx.randint(*ctx.params["indices"], low=0, high=vocab)
     return [weight, indices]
 
