@@ -44,7 +44,12 @@ ALLOWED_OPS = frozenset({
     "t", "expand", "slice", "select", "unsqueeze", "squeeze", "alias", "detach", "unflatten",
     "flatten", "split", "split_with_sizes", "unbind", "narrow", "movedim", "view_as_real",
     "view_as_complex", "diagonal", "unfold",
+    # composites of views and copies, which torch's profiler names where the recorders see
+    # only the views they become (and nothing at all when there is nothing to do)
+    "broadcast_tensors", "broadcast_to", "expand_as", "view_as", "reshape_as", "type_as",
+    "chunk", "tensor_split", "swapaxes", "swapdims", "moveaxis",
     "clone", "copy_", "_to_copy", "to", "contiguous", "_local_scalar_dense", "is_nonzero",
+    "detach_", "resolve_conj", "resolve_neg", "_conj", "_neg_view",
     "result_type", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "dim",
     "size", "stride", "numel", "is_contiguous", "is_same_size",
 })
@@ -166,6 +171,8 @@ class Recording:
         self.tampered: str | None = None
         # The recordings of threads started during the call (install_thread_recording).
         self.threads: list[Recording] = []
+        # A checked call's profile at the dispatcher (OpProfile), set by the runner.
+        self.profile: OpProfile | None = None
 
     def __enter__(self) -> "Recording":
         if _len_torch_dispatch_stack() or _len_torch_function_stack():
@@ -211,6 +218,73 @@ class Recording:
         return (f"kernel(...) read {self.host_reads()} tensor values on the host{per_call} "
                 f"({how}); a call may read at most {HOST_READ_BUDGET} (sizes that steer a "
                 f"launch), or the values may be computed there rather than by its Triton kernels")
+
+
+LAUNCH_RANGE = "kgb::launch"  # the profiler range each Triton launch runs in (launches.py)
+
+
+class OpProfile:
+    """The aten ops of a checked call as torch's profiler saw them, at the dispatcher (its
+    RecordFunction callbacks), where no Python mode stack can switch them off: a candidate
+    that computes inside ``_disable_current_modes()`` or ``DisableTorchDispatch`` hides from
+    the recorders but not from this. Ops inside a Triton launch (the interpreter's own data
+    movement, in ``LAUNCH_RANGE``) and ops nested in another op are not the candidate's.
+    ``broken`` says why the profile could not be read (a candidate that stopped it)."""
+
+    def __init__(self) -> None:
+        from torch.autograd import profiler
+
+        self._profile = profiler.profile(use_cpu=True)
+        self.broken: str | None = None
+
+    def __enter__(self) -> "OpProfile":
+        self._profile.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._profile.__exit__(None, None, None)
+        except Exception as error:  # the candidate stopped or replaced the profiler
+            self.broken = f"{type(error).__name__}: {error}"
+
+    def forbidden(self) -> list[str]:
+        """aten ops the candidate's own code caused, other than allocation, views, copies."""
+        if self.broken is not None:
+            return []
+        try:
+            events = self._profile.function_events
+        except Exception as error:
+            self.broken = f"{type(error).__name__}: {error}"
+            return []
+        found: list[str] = []
+        for event in events:
+            name = event.name
+            if not name.startswith("aten::") or name[6:] in ALLOWED_OPS:
+                continue
+            if _in_launch(event):
+                continue
+            # A composite op (broadcast_tensors, say) that hands its work to other ops is judged
+            # by them; an op whose only inner ops allocate did the computing itself.
+            inner = [child.name[6:] for child in event.cpu_children
+                     if child.name.startswith("aten::")]
+            if any(op not in _ALLOCATION for op in inner):
+                continue
+            if len(found) < 20:
+                found.append(f"aten.{name[6:]}")
+        return found
+
+
+_ALLOCATION = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
+                         "new_empty_strided", "resize_"})
+
+
+def _in_launch(event: Any) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == LAUNCH_RANGE:
+            return True
+        parent = parent.cpu_parent
+    return False
 
 
 def clear_modes() -> None:

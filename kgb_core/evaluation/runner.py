@@ -182,6 +182,12 @@ class Runner:
         # The default timer (its clock, events and flush buffer) exists before any candidate
         # is imported; a run's own timing settings make theirs on first use.
         self.timers.get(None)
+        # Torch's profiler starts a thread of its own the first time it runs: started here,
+        # it is the runner's, not a thread a candidate's call left behind.
+        from kgb_core.evaluation.recorder import OpProfile
+
+        with OpProfile():
+            pass
         self._last_output_bytes: list[int] = []
         from kgb_core.evaluation.integrity import IntegrityGuard
 
@@ -300,6 +306,18 @@ class Runner:
         message = recording.host_read_message(calls)
         if message:
             raise CandidateFailure(verdicts.HOST_READ, f"{when}, {message}")
+        profile = recording.profile
+        if profile is not None:
+            hidden = profile.forbidden()
+            if profile.broken:
+                raise CandidateFailure(verdicts.TAMPERING, f"{when}: torch's profiler, which "
+                                       f"the call ran under, was stopped ({profile.broken})")
+            if hidden:
+                raise CandidateFailure(verdicts.REFERENCE_USED,
+                                       f"torch computed {when} with the recorders switched "
+                                       f"off (torch's profiler saw "
+                                       f"{', '.join(sorted(set(hidden))[:5])}); only "
+                                       f"allocation, views and copies may be done with torch")
 
     def _check_import_left_nothing_running(self) -> None:
         """A thread started at import would do work where no recorder (they are per thread) and
@@ -325,7 +343,7 @@ class Runner:
 
     def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
         """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
-        from kgb_core.evaluation.recorder import Recording
+        from kgb_core.evaluation.recorder import OpProfile, Recording
 
         if self.kernel is None:
             raise CandidateFailure(verdicts.RUNTIME_ERROR, "no candidate loaded")
@@ -339,8 +357,10 @@ class Runner:
         self.counter.reset()
         self.counter.ghost = ghost
         recording = Recording(self.counter)
+        profile = OpProfile()
+        self.counter.profiling = True
         try:
-            with recording:
+            with profile, recording:
                 actual = self.kernel(*inputs)
             self.backend.synchronize()
         except Exception as error:
@@ -352,6 +372,8 @@ class Runner:
             raise CandidateFailure(classify(error), short_traceback(error, self.path)) from None
         finally:
             self.counter.ghost = False
+            self.counter.profiling = False
+        recording.profile = profile
         self._last_output_bytes = [t.untyped_storage().nbytes() for t in tensors_in([actual])][:8]
         if self.counter.limit_violations:  # the candidate caught the error and went on
             raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
