@@ -142,6 +142,9 @@ INDEX_PUT_CASES = (
                                          "accumulate": False}),
     ShapeCase("two_paired_accumulate", {"x": (6, 7, 5), "index_shapes": ((40,), (40,)),
                                         "accumulate": True}),
+    # x a transposed view: the rows written in place are strided.
+    ShapeCase("rows_transposed_x", {"x": (29, 37), "index_shapes": ((15,),),
+                                    "accumulate": False, "layout": "transposed"}),
     ShapeCase("heldout_4d_accumulate", {"x": (5, 8, 3, 7), "index_shapes": ((12,),),
                                         "accumulate": True}, heldout=True),
     ShapeCase("embedding_grad", {"x": (32000, 4096), "index_shapes": ((8192,),),

@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase
 
 from kgb_sources.aten._build import aten_op, from_template, numel
+from kgb_sources.aten._elementwise import like_layout
 
 # Small cases: every reduction, the default (no reduction argument passed), a transposed
 # (non-contiguous) x, a tensor longer than one 1024-element block and sizes no block divides.
@@ -212,8 +213,8 @@ def _classification_inputs(log_probabilities: bool) -> Callable[[InputContext], 
             x = ctx.randn(classes, rows, scale=2.0).t()
         else:
             x = ctx.randn(rows, classes, scale=2.0)
-        if log_probabilities:
-            x = torch.log_softmax(x.float(), dim=1).to(x.dtype)
+        if log_probabilities:  # in the case's layout still (a transposed x stays one)
+            x = like_layout(torch.log_softmax(x.float(), dim=1).to(x.dtype), x)
         target = ctx.randint(rows, low=0, high=classes)
         ignore_index = ctx.params.get("ignore_index", -100)
         ignored = ctx.uniform(rows, low=0.0, high=1.0, dtype=torch.float32) < \
