@@ -18,8 +18,8 @@ the runner handed back, and decides. The stages, in order, each able to end the 
 6. ``timing``: the candidate timed by the runner under the same recorders as a checked call,
    cycling through three input sets with new values written before every call (scaled by a
    factor no other call gets), a random sample of its timed outputs compared with the reference
-   on the values it saw; the baseline timed by the judge on its own
-   copies; then one more rewritten-inputs call (caching while timed).
+   on the values it saw; the baseline timed by the judge on its own copies; then one more
+   rewritten-inputs call (caching while timed).
 
 Verdicts about the channel and the process (timeout, crash, out of memory, a forged message)
 are made in one place, ``kgb_core.evaluation.harness_verdicts``.
@@ -27,6 +27,7 @@ are made in one place, ``kgb_core.evaluation.harness_verdicts``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import time
@@ -194,7 +195,7 @@ class Evaluation:
                                  emulates=backend.emulates)
         self.runnable: list[tuple[ShapeCase, str]] = []
         self.seen_outputs: set[tuple] = set()
-        # The probes' cases, each drawn at random among the cases run (``_probe_case``).
+        # The probes' cases, each drawn at random among the cases run (``_probe_pool``).
         self.probe: tuple[ShapeCase, str] | None = None
         self.ghost_case: tuple[ShapeCase, str] | None = None
 
@@ -245,8 +246,8 @@ class Evaluation:
         for case, dtype in self.runnable:
             if not case.heldout:
                 self._trials_of(case, dtype)
-        self.probe = self._probe_case()
-        self.ghost_case = self._probe_case()
+        pool = self._probe_pool()
+        self.probe, self.ghost_case = _RANDOM.choice(pool), _RANDOM.choice(pool)
 
     def _heldout_trials(self) -> None:
         for case, dtype in self.runnable:
@@ -329,9 +330,8 @@ class Evaluation:
                                    "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
             self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
-            turn = iter(range(1 << 62))
-            reference = self.timer.measure(
-                lambda: baseline(*baseline_sets[next(turn) % len(baseline_sets)]))
+            turns = itertools.cycle(baseline_sets)
+            reference = self.timer.measure(lambda: baseline(*next(turns)))
             self.result.timings.append({
                 "case": case.name, "tier": case.tier, "dtype": dtype,
                 "candidate": candidate.to_dict(), "reference": reference.to_dict(),
@@ -377,11 +377,12 @@ class Evaluation:
                         for other in pristine
                         for earlier in range(max(-1, call - 2 * len(pristine)), call)
                         if earlier != scaled)
-            raise CandidateFailure(
-                verdicts.STALE_OUTPUT if stale else comparison.verdict
-                if not comparison.ok else verdicts.WRONG_SHAPE_OR_DTYPE,
-                f"while timed, call {call} on {label} returned "
-                + ("another input set's answer" if stale else overlap or comparison.message))
+            if stale:
+                raise CandidateFailure(verdicts.STALE_OUTPUT, f"while timed, call {call} on "
+                                       f"{label} returned another input set's answer")
+            verdict = verdicts.WRONG_SHAPE_OR_DTYPE if comparison.ok else comparison.verdict
+            raise CandidateFailure(verdict, f"while timed, call {call} on {label} returned "
+                                   f"{overlap or comparison.message}")
 
     # -- calls through the runner --------------------------------------------------------------
     def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
@@ -589,11 +590,11 @@ class Evaluation:
                                                   where=f"argument {index} (written in place)"))
         return comparison, tolerance
 
-    def _probe_case(self) -> tuple[ShapeCase, str]:
-        """A case for a probe, drawn at random (by the judge, unpredictable to the candidate)
-        among the cases run whose inputs hold at least ``PROBE_MIN_ELEMENTS`` elements: a tiny
-        case (a 0-d tensor, say) can leave a cached or kernel-less output right by chance.
-        Where none is that large, the largest; small tiers first, where they ran."""
+    def _probe_pool(self) -> list[tuple[ShapeCase, str]]:
+        """The cases a probe draws from (at random, by the judge, unpredictable to the
+        candidate): those run whose inputs hold at least ``PROBE_MIN_ELEMENTS`` elements, since
+        a tiny case (a 0-d tensor, say) can leave a cached or kernel-less output right by
+        chance; where none is that large, the largest alone. Small tiers first, where they ran."""
         shown = [(c, d) for c, d in self.runnable if not c.heldout] or self.runnable
         pool = [(c, d) for c, d in shown if c.tier == SMALL] or shown
 
@@ -601,11 +602,9 @@ class Evaluation:
             inputs = self.spec.make_inputs(InputContext(entry[0], entry[1], 0, "cpu"))
             return sum(t.numel() for t in tensors_in(list(inputs)))
 
-        sizes = {index: size(entry) for index, entry in enumerate(pool)}
-        large = [pool[i] for i, n in sizes.items() if n >= PROBE_MIN_ELEMENTS]
-        if not large:
-            return pool[max(sizes, key=sizes.get)]
-        return _RANDOM.choice(large)
+        sizes = [size(entry) for entry in pool]
+        large = [entry for entry, n in zip(pool, sizes) if n >= PROBE_MIN_ELEMENTS]
+        return large or [pool[sizes.index(max(sizes))]]
 
 
 __all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",

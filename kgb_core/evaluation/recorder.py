@@ -164,17 +164,21 @@ class Recording:
     candidate's mode.
     """
 
-    def __init__(self, counter: Any = None) -> None:
+    def __init__(self, counter: Any = None, profiled: bool = False) -> None:
         self.ops = TorchOpRecorder()
         self.reads = HostReadRecorder()
         self.counter = counter
         self.tampered: str | None = None
         # The recordings of threads started during the call (install_thread_recording).
         self.threads: list[Recording] = []
-        # A checked call's profile at the dispatcher (OpProfile), set by the runner.
-        self.profile: OpProfile | None = None
+        # A checked call's profile at the dispatcher (OpProfile), around the modes.
+        self.profile: OpProfile | None = OpProfile() if profiled else None
 
     def __enter__(self) -> "Recording":
+        if self.profile is not None:
+            self.profile.__enter__()
+            if self.counter is not None:
+                self.counter.profiling = True
         if _len_torch_dispatch_stack() or _len_torch_function_stack():
             self.tampered = "a torch mode was left on the stack (pushed at import or in an " \
                             "earlier call)"
@@ -197,6 +201,10 @@ class Recording:
             self.tampered = self.tampered or "the call changed torch's mode stack (a mode " \
                                              "pushed, or the recorder's removed)"
             clear_modes()
+        if self.profile is not None:
+            if self.counter is not None:
+                self.counter.profiling = False
+            self.profile.__exit__(None, None, None)
 
     def forbidden(self) -> list[str]:
         """aten ops other than allocation, views and copies, on the call's thread or its own."""

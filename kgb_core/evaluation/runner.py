@@ -297,12 +297,7 @@ class Runner:
         tampered = recording.tampered or (self.counter.mode_violations or [None])[0]
         if tampered:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}: {tampered}")
-        forbidden = recording.forbidden()
-        if forbidden:
-            raise CandidateFailure(verdicts.REFERENCE_USED,
-                                   f"torch computed {when}: "
-                                   f"{', '.join(sorted(set(forbidden))[:5])}; only "
-                                   f"allocation, views and copies may be done with torch")
+        _refuse_torch_work(recording.forbidden(), f"torch computed {when}")
         message = recording.host_read_message(calls)
         if message:
             raise CandidateFailure(verdicts.HOST_READ, f"{when}, {message}")
@@ -312,12 +307,8 @@ class Runner:
             if profile.broken:
                 raise CandidateFailure(verdicts.TAMPERING, f"{when}: torch's profiler, which "
                                        f"the call ran under, was stopped ({profile.broken})")
-            if hidden:
-                raise CandidateFailure(verdicts.REFERENCE_USED,
-                                       f"torch computed {when} with the recorders switched "
-                                       f"off (torch's profiler saw "
-                                       f"{', '.join(sorted(set(hidden))[:5])}); only "
-                                       f"allocation, views and copies may be done with torch")
+            _refuse_torch_work(hidden, f"torch computed {when} with the recorders switched off "
+                                       f"(torch's profiler saw them)")
 
     def _check_import_left_nothing_running(self) -> None:
         """A thread started at import would do work where no recorder (they are per thread) and
@@ -343,7 +334,7 @@ class Runner:
 
     def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
         """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
-        from kgb_core.evaluation.recorder import OpProfile, Recording
+        from kgb_core.evaluation.recorder import Recording
 
         if self.kernel is None:
             raise CandidateFailure(verdicts.RUNTIME_ERROR, "no candidate loaded")
@@ -356,11 +347,9 @@ class Runner:
         tasks_before = _os_threads() if self.backend.watch_os_threads else set()
         self.counter.reset()
         self.counter.ghost = ghost
-        recording = Recording(self.counter)
-        profile = OpProfile()
-        self.counter.profiling = True
+        recording = Recording(self.counter, profiled=True)
         try:
-            with profile, recording:
+            with recording:
                 actual = self.kernel(*inputs)
             self.backend.synchronize()
         except Exception as error:
@@ -372,8 +361,6 @@ class Runner:
             raise CandidateFailure(classify(error), short_traceback(error, self.path)) from None
         finally:
             self.counter.ghost = False
-            self.counter.profiling = False
-        recording.profile = profile
         self._last_output_bytes = [t.untyped_storage().nbytes() for t in tensors_in([actual])][:8]
         if self.counter.limit_violations:  # the candidate caught the error and went on
             raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])
@@ -396,6 +383,14 @@ class Runner:
                                    f"own still running ({leftover[0]})")
         self._check_streams("a")
         return actual
+
+
+def _refuse_torch_work(ops: list[str], lead: str) -> None:
+    """``reference_used`` for the aten ops named, if any."""
+    if ops:
+        raise CandidateFailure(verdicts.REFERENCE_USED,
+                               f"{lead}: {', '.join(sorted(set(ops))[:5])}; only allocation, "
+                               f"views and copies may be done with torch")
 
 
 def value_scale(index: int) -> float:
@@ -444,8 +439,8 @@ class TimedCalls:
         self.counter = counter
         self.sets = sets
         self.values = [[t.clone() for t in tensors_in(one)] for one in sets]
-        self.holding = list(range(len(sets)))  # which values each set holds now
-        self.scaled_for = [-1] * len(sets)  # and which call's scale they carry
+        # The call each set was last prepared for (-1: none, it holds its own values).
+        self.prepared_for = [-1] * len(sets)
         self.sample_size = sample
         self.samples: list[tuple[int, int, int, Any]] = []
         self._random = random.Random(seed)
@@ -457,14 +452,18 @@ class TimedCalls:
         undone too), harness work the recorders do not count."""
         from kgb_core.evaluation.recorder import suspended
 
-        n = len(self.sets)
-        target, values = self.count % n, (self.count % n + self.count // n) % n
+        target = self.count % len(self.sets)
         tensors = tensors_in(self.sets[target])
         with suspended():
-            for tensor, source in zip(tensors, self.values[values]):
+            for tensor, source in zip(tensors, self.values[self._values_for(self.count)]):
                 tensor.copy_(source)
             scale_values(tensors, self.count)
-        self.holding[target], self.scaled_for[target] = values, self.count
+        self.prepared_for[target] = self.count
+
+    def _values_for(self, index: int) -> int:
+        """The value set call ``index`` gets: ``(i % n + i // n) % n``."""
+        n = len(self.sets)
+        return (index % n + index // n) % n
 
     def __call__(self) -> None:
         index = self.count
@@ -474,7 +473,9 @@ class TimedCalls:
         self.count += 1
         if self.counter.count == before:
             self.launchless += 1
-        entry = (index, self.holding[target], self.scaled_for[target], output)
+        prepared = self.prepared_for[target]
+        entry = (index, target if prepared < 0 else self._values_for(prepared), prepared,
+                 output)
         if len(self.samples) < self.sample_size:
             self.samples.append(entry)
         elif self.sample_size:

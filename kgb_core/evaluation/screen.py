@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from kgb_core.candidates import ENTRY_POINT
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, chain_refusal,
-                                           module_refusal)
+from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, MEMOIZERS,
+                                           chain_refusal, module_refusal)
 
 # A candidate is one source file; a larger one is not a kernel (and may be an attack on the
 # harness's memory or store).
@@ -44,7 +44,6 @@ REFUSED_BECAUSE = {
 FORBIDDEN_CALLS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars",
                    "breakpoint", "open", "input", "setattr", "delattr", "getattr", "type", "dir",
                    "id", "memoryview", "object"}
-MEMOIZERS = {"lru_cache", "cache", "cached_property"}
 MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "__setitem__",
             "pop", "popitem", "clear"}
 CONTAINER_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter",
@@ -193,6 +192,10 @@ class _Screen(ast.NodeVisitor):
         self._check_patch(node.target, node)
         self.generic_visit(node)
 
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._check_patch(node.target, node)
+        self.generic_visit(node)
+
     def _check_patch(self, target: ast.AST, node: ast.AST) -> None:
         """An assignment to an attribute of an imported name is monkeypatching, refused as such
         before its chain is looked at."""
@@ -204,21 +207,17 @@ class _Screen(ast.NodeVisitor):
             if root and root.split(".")[0] in self.aliases:
                 raise _Refusal(f"assigns to {root} (monkeypatching an imported module)", node)
 
-    # -- monkeypatching and caches ---------------------------------------------------------
-    def _check_store(self, target: ast.AST, node: ast.AST, in_function: bool) -> None:
-        if isinstance(target, ast.Attribute):
-            root = _dotted(target)
-            head = root.split(".")[0] if root else None
-            if head in self.aliases:
-                raise _Refusal(f"assigns to {root} (monkeypatching an imported module)", node)
-        if isinstance(target, ast.Subscript) and in_function:
+    # -- caches ----------------------------------------------------------------------------
+    def _check_store(self, target: ast.AST, node: ast.AST) -> None:
+        """A store, in a function, into a module-level container is a result cache."""
+        if isinstance(target, ast.Subscript):
             name = _dotted(target.value)
             if name in self.module_containers:
                 raise _Refusal(f"writes into the module-level container {name} from a function "
                                f"(a result cache)", node)
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self._check_store(element, node, in_function)
+                self._check_store(element, node)
 
     def visit_Global(self, node: ast.Global) -> None:
         raise _Refusal(f"declares global {', '.join(node.names)} (state kept across calls)", node)
@@ -257,16 +256,12 @@ def _scan(tree: ast.Module) -> None:
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    screen._check_store(target, node, in_function=True)
+                    screen._check_store(target, node)
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in MUTATORS
                     and _dotted(node.func.value) in screen.module_containers):
                 raise _Refusal(f"mutates the module-level container {_dotted(node.func.value)} "
                                f"from a function (a result cache)", node)
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                screen._check_store(target, node, in_function=False)
     _check_jit_bodies(tree, screen)
 
 
