@@ -19,7 +19,7 @@
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
-# KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py). Carry .device to resume a sweep, and take the
+# KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
 set -uo pipefail
@@ -128,6 +128,15 @@ for step in $steps; do
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
           > "$OUT/timer_fidelity.txt" 2>&1
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
+    l2)
+      # Whether L2 persistence beats the timer's flush (the runner's device-state watch).
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/l2_persistence.py \
+          > "$OUT/l2_persistence.txt" 2>&1; echo "l2 exit $?" >> "$OUT/l2_persistence.txt" ;;
+    corpus)
+      # The adversarial corpus on the GPU, tests/adversarial/gpu/ and timed cheats included,
+      # with reference kernels that must pass.
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/anticheat_corpus.py --backend nvidia \
+          > "$OUT/anticheat.txt" 2>&1; echo "corpus exit $?" >> "$OUT/anticheat.txt" ;;
     startup)
       # Where a fresh runner's first second goes (runner_startup.py, in and out of the
       # sandbox), then the sandbox probe (python and CUDA inside it, one evaluation).

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import Callable
+
 from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks, visible_device
 from kgb_core.operators import LARGE, SMALL
@@ -118,6 +120,11 @@ class NvidiaBackend(Backend):
         # The raw handle, as Triton's own launcher reads it (torch.cuda.current_stream() builds
         # a Stream object): the launch counter probes this on every launch, timed ones included.
         return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
+
+    def device_state_watch(self) -> Callable[[], list[str]] | None:
+        from kgb_backends.cuda_l2 import persisting_l2_watch
+
+        return persisting_l2_watch(self.current_stream())
 
     # No address-space limit: the CUDA driver reserves far more virtual memory than it uses,
     # and RLIMIT_AS makes CUDA initialisation fail. Device memory is bounded by the card; host

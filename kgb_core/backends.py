@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from kgb_core.errors import UserError
 from kgb_core.operators import SMALL
@@ -149,6 +149,14 @@ class Backend(ABC):
         The worker takes it once as the harness's stream; a Triton launch on any other stream
         hides from the timer and is refused.
         """
+        return None
+
+    def device_state_watch(self) -> Callable[[], list[str]] | None:
+        """A probe of device state the timer's conditions depend on and a candidate could change
+        (on NVIDIA: L2 set aside for persisting accesses, which the timer's flush cannot
+        evict), taken in the runner after ``setup()``, before any candidate is imported. It
+        returns what changed since, [] when nothing did; the runner calls it at every Triton
+        launch and after every call, and a change is ``tampering``. None: nothing to watch."""
         return None
 
     def device_count(self) -> int:

@@ -212,6 +212,11 @@ class OperatorSpec:
     # against a float64 reference (kgb_core/evaluation/products.py), not to rtol/atol: GEMMs.
     # "interleaved": fp32 buffers hold complex values as (re, im) pairs (cuBLAS's C, Z).
     product_bound: bool | str = False
+    # fp32 results held to the operator's own rounding bound instead of rtol/atol: a function
+    # of the inputs returning the exact output with its per-element bound (a
+    # kgb_core.evaluation.products.Bounded), for an operator that writes no argument
+    # (attention: kgb_core/evaluation/attention_bound.py).
+    rounding_bound: Callable[[Sequence[Any]], Any] | None = None
     reference_kernel: Callable[[], str] | None = None
     baseline: Callable[..., Any] | None = None
     compared: Callable[[Any, Sequence[Any]], Any] | None = None
@@ -258,6 +263,9 @@ class OperatorSpec:
         names = [c.name for c in self.cases]
         if len(names) != len(set(names)):
             problems.append("duplicate shape case names")
+        if self.rounding_bound is not None and (self.mutated_args or self.compared):
+            problems.append("rounding_bound judges the returned value alone: not with "
+                            "mutated_args or compared")
         if problems:
             raise PluginError(f"operator {self.id}: " + "; ".join(problems))
 
@@ -323,6 +331,10 @@ class OperatorSpec:
                 # The judge's rule there (kgb_core/evaluation/products.py), not rtol/atol.
                 tolerances[dtype] = {"bound": "gamma_(K+2) (|A| |B|) against a float64 "
                                               "reference (fp32 rounding of a sum of products)"}
+            if self.rounding_bound is not None and dtype == "float32":
+                bound = self.rounding_bound
+                tolerances[dtype] = {"bound": f"fp32 rounding bound against a float64 reference "
+                                              f"({bound.__module__}.{bound.__name__})"}
         return {
             "id": self.id,
             "source": self.source,

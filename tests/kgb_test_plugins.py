@@ -21,6 +21,24 @@ class NoFloatsBackend(CpuInterpreterBackend):
         d: "test: ruled out" for d in ("float32", "float16", "bfloat16")})
 
 
+class ThreadCountWatchBackend(CpuInterpreterBackend):
+    """A CPU backend that treats torch's intra-op thread count as device state the timer
+    depends on: the runner's device-state watch, shown without the GPU whose L2 it watches."""
+
+    name = "cpu_statewatch"
+
+    def device_state_watch(self):
+        import torch
+
+        threads = torch.get_num_threads()
+
+        def changes():
+            now = torch.get_num_threads()
+            return [f"torch's thread count from {threads} to {now}"] if now != threads else []
+
+        return changes
+
+
 class FakeChipBackend(Backend):
     """A chip that is never here: only its quirks exist, which is all emulation needs."""
 
@@ -46,6 +64,7 @@ class FakeChipBackend(Backend):
 @hookimpl
 def kgb_register_backends(register):
     register(NoFloatsBackend())
+    register(ThreadCountWatchBackend())
     register(FakeChipBackend())
 
 

@@ -151,8 +151,7 @@ def _compare_tensors(actual: Any, expected: torch.Tensor, tolerance: Tolerance, 
         rule = f"rtol={tolerance.rtol:g} atol={tolerance.atol:g}"
     else:
         allowed = bounded.bound.to(device=a.device, dtype=torch.float64)
-        rule = ("the fp32 rounding bound of a sum of products, gamma_(K+2) (|A| |B|) "
-                "(kgb_core/evaluation/products.py)")
+        rule = bounded.rule
     outside = (diff > allowed) & expected_finite
     if bool(outside.any()):
         count = int(outside.sum().item())

@@ -41,6 +41,10 @@ class LaunchCounter:
         self.max_block_size = max_block_size
         # Where launches are queued now; the runner sets it once its device is set up.
         self.stream_probe = stream_probe
+        # What changed in the device's state the timer depends on (Backend.device_state_watch),
+        # checked at every launch: no launch may run under a change undone before the call ends.
+        self.state_probe: Callable[[], list[str]] | None = None
+        self.state_violations: list[str] = []
         self._installed = False
 
     @classmethod
@@ -58,6 +62,7 @@ class LaunchCounter:
         self.streams = set()
         self.limit_violations = []
         self.mode_violations = []
+        self.state_violations = []
 
     def check_limits(self, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> str | None:
         """Why this launch exceeds the backend's limits, or None when it does not."""
@@ -90,6 +95,11 @@ class LaunchCounter:
             self.kernel_names.append(kernel_name)
         if self.stream_probe is not None:
             self.streams.add(self.stream_probe())
+        if self.state_probe is not None and not self.state_violations:
+            changed = self.state_probe()
+            if changed:
+                self.state_violations.append(f"{kernel_name} was launched with "
+                                             f"{'; '.join(changed)} changed")
 
 
 class LaunchLimitExceeded(RuntimeError):

@@ -58,6 +58,9 @@ class Bounded:
     value: torch.Tensor
     exact: torch.Tensor
     bound: torch.Tensor
+    # How a failure names the rule, with where its derivation is.
+    rule: str = ("the fp32 rounding bound of a sum of products, gamma_(K+2) (|A| |B|) "
+                 "(kgb_core/evaluation/products.py)")
 
 
 def _map(value: Any, leaf: Callable[[Any], Any]) -> Any:

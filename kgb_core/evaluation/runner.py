@@ -189,6 +189,10 @@ class Runner:
         with OpProfile():
             pass
         self._last_output_bytes: list[int] = []
+        # Device state the timer depends on (L2 persistence on NVIDIA), as it is before any
+        # candidate code runs; the counter checks it at every launch, the runner after calls.
+        self._device_state_changes = backend.device_state_watch()
+        counter.state_probe = self._device_state_changes
         from kgb_core.evaluation.integrity import IntegrityGuard
 
         # Bound now, before any candidate code runs: replacing IntegrityGuard.changes later
@@ -291,6 +295,11 @@ class Runner:
         if changed:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate replaced "
                                    f"{', '.join(changed[:5])}")
+        state = self.counter.state_violations or (
+            self._device_state_changes() if self._device_state_changes else [])
+        if state:
+            raise CandidateFailure(verdicts.TAMPERING, f"{when}, the candidate changed device "
+                                   f"state the timer depends on: {'; '.join(state)}")
 
     def _check_recording(self, recording: Any, when: str, calls: int = 1) -> None:
         """The mode stacks as the recorders left them, then what they saw."""

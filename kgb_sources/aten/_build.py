@@ -57,6 +57,7 @@ def aten_op(name: str, *, signature: str, description: str,
             compared: Callable[[Any, Sequence[Any]], Any] | None = None,
             case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
             product_bound: bool | str = False,
+            rounding_bound: Callable[[Sequence[Any]], Any] | None = None,
             ) -> OperatorSpec:
     extra: dict[str, Any] = {}
     if reduce_dim is not None:
@@ -70,7 +71,7 @@ def aten_op(name: str, *, signature: str, description: str,
         tolerance_overrides=dict(tolerance_overrides or {}), mutated_args=tuple(mutated_args),
         reference_kernel=reference_kernel or (lambda: kernel_file(name)),
         baseline=baseline, compared=compared, product_bound=product_bound,
-        **extra,
+        rounding_bound=rounding_bound, **extra,
     )
 
 
