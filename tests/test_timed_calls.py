@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from kgb_core.evaluation.runner import TimedCalls, scale_values, value_scale
+from kgb_core.evaluation.runner import EVERY_CALL_UP_TO, TimedCalls, scale_values, value_scale
 from kgb_core.timing import TimingSettings, WallClockTimer
 
 
@@ -78,3 +78,48 @@ def test_the_scales_never_repeat_and_stay_in_range():
     assert len(set(scales)) == len(scales)
     assert all(1.0 + 2.0 ** -6 <= scale <= 1.25 for scale in scales)
     assert value_scale(-1) == 1.0
+
+
+def _run(calls, count):
+    for _ in range(count):
+        calls.prepare()
+        calls()
+    calls.finish()
+    return calls.sample_entries()
+
+
+def _doubling(counter):
+    def kernel(x):
+        counter.count += 1
+        return x * 2
+    return kernel
+
+
+def test_every_call_goes_back_while_there_are_few():
+    """A candidate that cheats in two of five calls cannot slip past a sample of two."""
+    counter = _Counter()
+    entries = _run(TimedCalls(_doubling(counter), counter, _sets(), sample=2, seed=3),
+                   EVERY_CALL_UP_TO)
+    assert [entry[0] for entry in entries] == list(range(EVERY_CALL_UP_TO))
+    many = _run(TimedCalls(_doubling(counter), counter, _sets(), sample=2, seed=3),
+                EVERY_CALL_UP_TO + 1)
+    assert len(many) == 2
+
+
+def test_written_arguments_go_back_as_each_sampled_call_left_them():
+    """An operator that writes its argument (and returns it): the next call on the same set
+    overwrites it, so the runner copies it first, outside the timed region."""
+    counter = _Counter()
+
+    def add_one_in_place(x):
+        counter.count += 1
+        return x.add_(1.0)
+
+    entries = _run(TimedCalls(add_one_in_place, counter, _sets(), sample=2, seed=7,
+                              written=(0,)), 7)
+    assert len(entries) == 7
+    for index, values, scaled, output, arguments in entries:
+        expected = torch.full((8,), float(values + 1))
+        scale_values([expected], scaled)
+        assert torch.equal(arguments[0], expected + 1), index
+        assert torch.equal(output, arguments[0])

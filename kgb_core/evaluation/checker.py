@@ -42,8 +42,8 @@ from kgb_core.evaluation.limits import MAX_FILE_BYTES
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
-from kgb_core.evaluation.runner import (RUNNER_VERDICTS, CandidateFailure, scale_values,
-                                        tensors_in)
+from kgb_core.evaluation.runner import (EVERY_CALL_UP_TO, RUNNER_VERDICTS, CandidateFailure,
+                                        clone_tree, scale_values, tensors_in)
 from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
 from kgb_core.operators import (SMALL, InputContext, OperatorSpec, Rounded, ShapeCase,
                                 Tolerance, WithTolerance)
@@ -113,18 +113,6 @@ class Stage:
     name: str
     gives: frozenset[str]
     run: Callable[["Evaluation"], None]
-
-
-def clone_tree(value: Any) -> Any:
-    """A deep copy of tensors (kept with their strides) inside tuples and lists."""
-    if isinstance(value, torch.Tensor):
-        copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
-                                   device=value.device)
-        copy.copy_(value)
-        return copy
-    if isinstance(value, (list, tuple)):
-        return type(value)(clone_tree(v) for v in value)
-    return value
 
 
 def _unchanged(now: Any, before: Any) -> bool:
@@ -326,7 +314,7 @@ class Evaluation:
             baseline_sets = [clone_tree(one) for one in sets]
             slot = f"timed-{index}"
             reply = self._request({"op": "time", "keep": slot, "settings": self.timing_settings,
-                                   "sample": TIMED_SAMPLES,
+                                   "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
                                    "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
             self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
@@ -350,24 +338,24 @@ class Evaluation:
     def _check_timed_samples(self, case: ShapeCase, dtype: str, samples: Any,
                              pristine: list[list[Any]]) -> None:
         """The timed outputs the runner sampled, each against the reference on the values it was
-        computed from. An operator that writes its arguments is judged by them, which the next
-        timed call overwrites: its samples are not compared (its after-timing call is)."""
+        computed from; for an operator that writes its arguments, the arguments as the call
+        left them (the runner copied them before the next call on that set)."""
         try:
-            entries = [(int(i), int(v), int(scaled), out)
-                       for i, v, scaled, out in self._unpack_reply_file(samples)]
+            entries = [(int(i), int(v), int(scaled), out, after)
+                       for i, v, scaled, out, after in self._unpack_reply_file(samples)]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None
-        if len(entries) < min(TIMED_SAMPLES, 1) or any(
+        if not 1 <= len(entries) <= max(TIMED_SAMPLES, EVERY_CALL_UP_TO) or any(
                 not 0 <= values < len(pristine) or not -1 <= scaled <= call
-                for call, values, scaled, _ in entries):
+                or (after is None) != (not self.spec.mutated_args)
+                or (after is not None and len(after) != len(pristine[values]))
+                for call, values, scaled, _, after in entries):
             raise ChannelViolation("the runner's timed samples are not what was asked")
-        if self.spec.mutated_args:
-            return
         label = case_label(self.spec, case)
-        for call, values, scaled, output in entries:
+        for call, values, scaled, output, after in entries:
             seen = self._timed_inputs(pristine[values], scaled)
-            outcome = CallOutcome(output, clone_tree(seen), 0)
+            outcome = CallOutcome(output, after if after is not None else clone_tree(seen), 0)
             comparison, _ = self._compare_with_reference(case, dtype, outcome, clone_tree(seen))
             overlap = overlapping(tensors_in(output))
             if comparison.ok and not overlap:

@@ -16,11 +16,11 @@ chip the compiler enforces the rest, and in emulation (``kgb_core.emulation``) n
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from typing import Any, Callable
 
-from kgb_core.evaluation.recorder import LAUNCH_RANGE, modes_depth, suspended
+from kgb_core.evaluation.recorder import (LAUNCH_RANGE, modes_depth, profile_range,
+                                          suspended)
 
 
 class LaunchCounter:
@@ -155,23 +155,13 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
         try:
             # The interpreter's own data movement is no candidate torch op: no mode sees it,
             # and a checked call's profile knows it by the range it runs in.
-            with suspended(), _launch_range(counter):
+            with suspended(), profile_range(LAUNCH_RANGE, counter):
                 return original(self, *args, **kwargs)
         finally:
             if hooks:
                 self.pre_run_hooks = hooks
 
     cls.run = counted_run
-
-
-def _launch_range(counter: LaunchCounter):  # noqa: ANN202 - a context manager
-    """A profiler range around the launch while a checked call is profiled (recorder.OpProfile);
-    nothing otherwise (timed calls pay no range)."""
-    if not counter.profiling:
-        return contextlib.nullcontext()
-    from torch.autograd.profiler import record_function
-
-    return record_function(LAUNCH_RANGE)
 
 
 def _resolve_grid(fn: Any, grid: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:

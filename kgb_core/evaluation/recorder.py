@@ -171,7 +171,8 @@ class Recording:
         self.tampered: str | None = None
         # The recordings of threads started during the call (install_thread_recording).
         self.threads: list[Recording] = []
-        # A checked call's profile at the dispatcher (OpProfile), around the modes.
+        # The calls' profile at the dispatcher (OpProfile), around the modes: checked and timed
+        # calls alike, or a timed call could tell itself apart by the profiler's absence.
         self.profile: OpProfile | None = OpProfile() if profiled else None
 
     def __enter__(self) -> "Recording":
@@ -229,14 +230,28 @@ class Recording:
 
 
 LAUNCH_RANGE = "kgb::launch"  # the profiler range each Triton launch runs in (launches.py)
+# The range the runner's own work between timed calls runs in (new input values, TimedCalls).
+HARNESS_RANGE = "kgb::harness"
+_NOT_THE_CANDIDATES = (LAUNCH_RANGE, HARNESS_RANGE)
+
+
+def profile_range(name: str, counter: Any):  # noqa: ANN201 - a context manager
+    """A profiler range named ``name`` while ``counter``'s calls are profiled (OpProfile);
+    nothing otherwise."""
+    if not getattr(counter, "profiling", False):
+        return contextlib.nullcontext()
+    from torch.autograd.profiler import record_function
+
+    return record_function(name)
 
 
 class OpProfile:
-    """The aten ops of a checked call as torch's profiler saw them, at the dispatcher (its
-    RecordFunction callbacks), where no Python mode stack can switch them off: a candidate
+    """The aten ops of a call, checked or timed, as torch's profiler saw them, at the dispatcher
+    (its RecordFunction callbacks), where no Python mode stack can switch them off: a candidate
     that computes inside ``_disable_current_modes()`` or ``DisableTorchDispatch`` hides from
     the recorders but not from this. Ops inside a Triton launch (the interpreter's own data
-    movement, in ``LAUNCH_RANGE``) and ops nested in another op are not the candidate's.
+    movement, in ``LAUNCH_RANGE``), the runner's own work between timed calls (in
+    ``HARNESS_RANGE``) and ops nested in another op are not the candidate's.
     ``broken`` says why the profile could not be read (a candidate that stopped it)."""
 
     def __init__(self) -> None:
@@ -269,7 +284,7 @@ class OpProfile:
             name = event.name
             if not name.startswith("aten::") or name[6:] in ALLOWED_OPS:
                 continue
-            if _in_launch(event):
+            if _in_harness_range(event):
                 continue
             # A composite op (broadcast_tensors, say) that hands its work to other ops is judged
             # by them; an op whose only inner ops allocate did the computing itself.
@@ -286,10 +301,10 @@ _ALLOCATION = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
                          "new_empty_strided", "resize_"})
 
 
-def _in_launch(event: Any) -> bool:
+def _in_harness_range(event: Any) -> bool:
     parent = event.cpu_parent
     while parent is not None:
-        if parent.name == LAUNCH_RANGE:
+        if parent.name in _NOT_THE_CANDIDATES:
             return True
         parent = parent.cpu_parent
     return False

@@ -31,7 +31,7 @@ import sys
 import threading
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from kgb_core.evaluation import verdicts
 
@@ -62,6 +62,20 @@ def tensors_in(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return [t for v in value for t in tensors_in(v)]
     return []
+
+
+def clone_tree(value: Any) -> Any:
+    """A deep copy of tensors (kept with their strides) inside tuples and lists."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
+                                   device=value.device)
+        copy.copy_(value)
+        return copy
+    if isinstance(value, (list, tuple)):
+        return type(value)(clone_tree(v) for v in value)
+    return value
 
 
 def short_traceback(error: BaseException, candidate_path: str) -> str:
@@ -265,12 +279,14 @@ class Runner:
             self.kept[request["keep"]] = sets[0]
         timer = self.timers.get(request.get("settings"))
         calls = TimedCalls(self.kernel, self.counter, sets, int(request.get("sample") or 0),
-                           int(request.get("sample_seed") or 0))
+                           int(request.get("sample_seed") or 0),
+                           written=[int(i) for i in request.get("written") or ()])
         self.counter.reset()
-        recording = Recording(self.counter)
+        recording = Recording(self.counter, profiled=True)
         try:
             with recording:
                 timing = timer.measure(calls, prepare=calls.prepare)
+            calls.finish()
         except Exception as error:
             raise CandidateFailure(classify(error), "while timing: "
                                    + short_traceback(error, self.path)) from None
@@ -281,7 +297,7 @@ class Runner:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    f"while being timed, {calls.launchless} of {calls.count} "
                                    f"calls of kernel(...) launched no @triton.jit kernel")
-        packed = exchange.pack([list(entry) for entry in calls.samples], opaque=True)
+        packed = exchange.pack(calls.sample_entries(), opaque=True)
         name = f"timed-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, name))
         return {"timing": timing.to_dict(), "samples": {"tree": packed.tree, "file": name}}
@@ -427,6 +443,15 @@ def scale_values(tensors: list[Any], index: int) -> None:
                 tensor.mul_(factor)
 
 
+# Up to this many timed calls, of at most this many output bytes in all, every one is compared.
+EVERY_CALL_UP_TO = 8
+EVERY_CALL_BYTES = 64 << 20
+
+
+def _nbytes(value: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors_in(value))
+
+
 class TimedCalls:
     """The timed calls of ``kernel``: input sets cycled, new values before every call, a sample.
 
@@ -437,21 +462,32 @@ class TimedCalls:
     are new on every call, so an answer kept from an earlier call, keyed on a tensor's
     identity, pointer, version, shape or content, is not the answer now. A reservoir sample of
     ``sample`` outputs (uniform over every call, positions drawn from the judge's seed) goes
-    back with the values and scale each was computed from, for the judge to compare.
+    back with the values and scale each was computed from, for the judge to compare. Where the
+    operator writes its arguments (``written``: their positions, from the judge), a sampled
+    call's arguments are copied when the set is next prepared (or after the last call), before
+    anything overwrites them and outside the timed region, and go back with it.
     """
 
     def __init__(self, kernel: Callable[..., Any], counter: Any, sets: list[Any], sample: int,
-                 seed: int) -> None:
+                 seed: int, written: Sequence[int] = ()) -> None:
         import random
 
         self.kernel = kernel
         self.counter = counter
         self.sets = sets
+        self.written = tuple(written)
+        # Sampled calls' output and arguments as the call left them, by call index (operators
+        # that write their arguments).
+        self.after: dict[int, tuple[Any, list[Any]]] = {}
         self.values = [[t.clone() for t in tensors_in(one)] for one in sets]
         # The call each set was last prepared for (-1: none, it holds its own values).
         self.prepared_for = [-1] * len(sets)
         self.sample_size = sample
         self.samples: list[tuple[int, int, int, Any]] = []
+        # Every call, while there are few and small ones (None once there are not): a
+        # candidate that cheats in only a few of a handful of calls cannot slip past a sample.
+        self.every: list[tuple[int, int, int, Any]] | None = []
+        self.every_bytes = 0
         self._random = random.Random(seed)
         self.count = 0
         self.launchless = 0
@@ -459,15 +495,48 @@ class TimedCalls:
     def prepare(self) -> None:
         """Write the next call's values into its set (an in-place operator's last call is
         undone too), harness work the recorders do not count."""
-        from kgb_core.evaluation.recorder import suspended
+        from kgb_core.evaluation.recorder import HARNESS_RANGE, profile_range, suspended
 
         target = self.count % len(self.sets)
         tensors = tensors_in(self.sets[target])
-        with suspended():
+        with suspended(), profile_range(HARNESS_RANGE, self.counter):
+            self._keep_arguments(self.count - len(self.sets))
             for tensor, source in zip(tensors, self.values[self._values_for(self.count)]):
                 tensor.copy_(source)
             scale_values(tensors, self.count)
         self.prepared_for[target] = self.count
+
+    def finish(self) -> None:
+        """After the last call: keep the arguments of sampled calls no prepare came after."""
+        from kgb_core.evaluation.recorder import suspended
+
+        with suspended():
+            for index in range(max(0, self.count - len(self.sets)), self.count):
+                self._keep_arguments(index)
+
+    def _keep_arguments(self, index: int) -> None:
+        """Copy call ``index``'s output and arguments, as the call left them, if it is in the
+        sample and the operator writes its arguments; its set holds them until it is prepared
+        again."""
+        if not self.written or index < 0:
+            return
+        for entry in self._sampled():
+            if entry[0] == index:  # the output too: it may be one of the arguments
+                self.after[index] = (clone_tree(entry[3]),
+                                     clone_tree(self.sets[index % len(self.sets)]))
+
+    def _sampled(self) -> list[tuple[int, int, int, Any]]:
+        return self.every if self.every is not None else self.samples
+
+    def sample_entries(self) -> list[list[Any]]:
+        """What goes back to the judge: per sampled call (every call, where there were at most
+        ``EVERY_CALL_UP_TO`` of at most ``EVERY_CALL_BYTES`` in all), its index, value set,
+        scale, output and (for an operator that writes its arguments) the arguments after it."""
+        entries = []
+        for index, values, scaled, output in self._sampled():
+            output, arguments = self.after.get(index, (output, None))
+            entries.append([index, values, scaled, output, arguments])
+        return entries
 
     def _values_for(self, index: int) -> int:
         """The value set call ``index`` gets: ``(i % n + i // n) % n``."""
@@ -485,6 +554,12 @@ class TimedCalls:
         prepared = self.prepared_for[target]
         entry = (index, target if prepared < 0 else self._values_for(prepared), prepared,
                  output)
+        if self.every is not None:
+            self.every_bytes += _nbytes([output] + ([self.sets[target]] if self.written else []))
+            if self.count <= EVERY_CALL_UP_TO and self.every_bytes <= EVERY_CALL_BYTES:
+                self.every.append(entry)
+            else:
+                self.every = None
         if len(self.samples) < self.sample_size:
             self.samples.append(entry)
         elif self.sample_size:
