@@ -4,16 +4,19 @@
 the CPU (tests/adversarial/, format in kgb_core/adversarial.py), plus reference kernels that must
 pass, on a real device: every verdict must be the expected one, and the seconds per candidate
 show what the anti-cheat probes cost there. Cheats run with the static screen off (what the
-run-time checks alone make of them); the screen's verdict on each is a column of its own.
+run-time checks alone make of them); the screen's verdict on each is a column of its own. Those
+marked ``# timed: yes`` cheat only once timed: they run in a second evaluator with timing on
+(column "timed"), the rest with timing off.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from pathlib import Path
 
-from kgb_core.adversarial import read_corpus
+from kgb_core.adversarial import Cheat, read_corpus
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.sandbox import find_sandbox
@@ -34,34 +37,38 @@ def main() -> None:
     args = parser.parse_args()
     registry = load_registry()
     backend = registry.backend(args.backend)
-    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False, screen=False)
-    jobs = [(c.name, c.op, c.expect, c.screen_rejects, c.text)
-            for c in read_corpus(CORPUS, args.backend, find_sandbox().sandboxed)]
+    jobs = read_corpus(CORPUS, args.backend, find_sandbox().sandboxed)
     for op in filter(None, args.reference_ops.split(",")):
-        jobs.append((f"reference {op}", op, "pass", False, registry.operator(op).reference_kernel()))
+        jobs.append(Cheat(f"reference {op}", op, verdicts.PASS, False,
+                          registry.operator(op).reference_kernel()))
     rows, wrong = [], 0
-    with Evaluator.for_backend(backend, settings) as evaluator:
-        evaluator.start()
-        for name, op, expect, screen_rejects, source in jobs:
-            finding = screen_source(source)
+    with contextlib.ExitStack() as stack:
+        evaluators = {}
+        for timed in sorted({job.timed for job in jobs}):
+            settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=timed, screen=False)
+            evaluators[timed] = stack.enter_context(Evaluator.for_backend(backend, settings))
+            evaluators[timed].start()
+        for job in jobs:
+            finding = screen_source(job.text)
             screen = "rejected" if finding is not None else "-"
             started = time.perf_counter()
-            if expect == verdicts.SCREEN_REJECTED:  # only the screen can: nothing to run
+            if job.screen_only:  # only the screen can: nothing to run
                 verdict, message = (finding.verdict if finding else verdicts.PASS), ""
             else:
-                result = evaluator.evaluate(op, source)
+                result = evaluators[job.timed].evaluate(job.op, job.text)
                 verdict, message = result.verdict, result.message
             seconds = time.perf_counter() - started
-            ok = verdict == expect and (finding is not None) == screen_rejects
+            ok = verdict == job.expect and (finding is not None) == job.screen_rejects
             wrong += not ok
-            rows.append([name, op, expect, verdict, screen, "ok" if ok else "MISMATCH",
-                         f"{seconds:.2f}", "" if ok else message[:120]])
-        starts = evaluator.worker_starts
+            rows.append([job.name, job.op, "yes" if job.timed else "-", job.expect, verdict,
+                         screen, "ok" if ok else "MISMATCH", f"{seconds:.2f}",
+                         "" if ok else message[:120]])
+        starts = sum(evaluator.worker_starts for evaluator in evaluators.values())
     print(f"backend {backend.name} ({backend.device_name() if args.backend == 'cpu' else args.backend}), "
           f"{len(jobs)} candidates, {starts} worker starts")
     print(f"runner sandbox: {find_sandbox().name} ({find_sandbox().detail})")
-    print(render_table(["candidate", "op", "expected", "got (screen off)", "screen", "",
-                        "s", "message"], rows))
+    print(render_table(["candidate", "op", "timed", "expected", "got (screen off)", "screen",
+                        "", "s", "message"], rows))
     print(f"\n{len(jobs) - wrong} of {len(jobs)} as expected")
 
 

@@ -17,7 +17,7 @@
 # its own run in the same store, so a later call picks up where this one stopped.
 # Steps also include profile (sweep_throughput.py --profile under cProfile, KGB_PROFILE_ARGS) and warm (a correctness-only pass with KGB_WARM_WORKERS workers on the GPU,
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
-# KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS,
+# KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS, KGB_FIDELITY_ARGS (e.g. --recorders),
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
@@ -125,7 +125,8 @@ for step in $steps; do
       python3 -m kgb_core calibrate --backend nvidia --db "$perf_db" \
           > "$OUT/calibrate.txt" 2>&1; echo "calibrate exit $?" >> "$OUT/calibrate.txt" ;;
     fidelity)
-      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" \
+      # shellcheck disable=SC2086
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/timer_fidelity.py --backend nvidia --runs "${KGB_FIDELITY_RUNS:-5}" ${KGB_FIDELITY_ARGS:-} \
           > "$OUT/timer_fidelity.txt" 2>&1
       echo "fidelity exit $?" >> "$OUT/timer_fidelity.txt" ;;
     l2)
