@@ -6,7 +6,8 @@ pass, on a real device: every verdict must be the expected one, and the seconds 
 show what the anti-cheat probes cost there. Cheats run with the static screen off (what the
 run-time checks alone make of them); the screen's verdict on each is a column of its own. Those
 marked ``# timed: yes`` cheat only once timed: they run in a second evaluator with timing on
-(column "timed"), the rest with timing off.
+(column "timed"), the rest with timing off. On a CUDA backend the cheats only a GPU can run
+(tests/adversarial/gpu/: side streams, device-to-host copies, L2 persistence) run too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from kgb_core.adversarial import Cheat, read_corpus
@@ -38,6 +40,9 @@ def main() -> None:
     registry = load_registry()
     backend = registry.backend(args.backend)
     jobs = read_corpus(CORPUS, args.backend, find_sandbox().sandboxed)
+    if backend.quirks.device_type == "cuda":  # side streams, device-to-host copies, L2
+        jobs += [replace(cheat, name=f"gpu/{cheat.name}")
+                 for cheat in read_corpus(CORPUS / "gpu", args.backend, find_sandbox().sandboxed)]
     for op in filter(None, args.reference_ops.split(",")):
         jobs.append(Cheat(f"reference {op}", op, verdicts.PASS, False,
                           registry.operator(op).reference_kernel()))

@@ -55,8 +55,10 @@ from typing import Any, Callable
 RUNS = 5
 TARGET_MEDIAN_PCT = 3.0
 TARGET_CV = 0.02
-# Shown for the difference it explains, not judged: kgb's old protocol (before 4e72f2f).
-DIAGNOSTIC_CLOCKS = ("synced loop",)
+# Shown for the difference they explain, not judged: kgb's old protocol (before 4e72f2f), and
+# kgb's timer under parts of the runner's recorders (--recorders).
+DIAGNOSTIC_CLOCKS = ("synced loop", "recorded, no probe", "modes only")
+RECORDED_DIAGNOSTICS = ("recorded, no probe", "modes only")
 HOST_CALLS = 50
 FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -248,13 +250,16 @@ def _cv(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
-def recorded_median_ms(timer: Any, counter: Any, fn: Callable[[], Any]) -> float:
+def recorded_median_ms(timer: Any, counter: Any, fn: Callable[[], Any], probe: Any,
+                       profiled: bool = True) -> float:
     """kgb's timer with the runner's recorders around the measurement, as in a timed request
-    (kgb_core/evaluation/runner.py, ``_time_request``)."""
+    (kgb_core/evaluation/runner.py, ``_time_request``): with ``probe`` as the launch counter's
+    device-state probe, and torch's profiler on where ``profiled``."""
     from kgb_core.evaluation.recorder import Recording
 
     counter.reset()
-    with Recording(counter, profiled=True):
+    counter.state_probe = probe
+    with Recording(counter, profiled=profiled):
         return timer.measure(fn).median_ms
 
 
@@ -288,7 +293,13 @@ def measure(backend_name: str, runs: int, only: list[str] | None,
     clocks: dict[str, Callable[[Callable[[], Any]], float]] = {
         "kgb": lambda fn: timer.measure(fn).median_ms}
     if recorders:
-        clocks["kgb recorded"] = lambda fn: recorded_median_ms(timer, counter, fn)
+        probe = counter.state_probe
+        clocks["kgb recorded"] = lambda fn: recorded_median_ms(timer, counter, fn, probe)
+        # Diagnostic: the same without the device-state probe at each launch, and without the
+        # probe and torch's profiler (the mode recorders alone).
+        clocks["recorded, no probe"] = lambda fn: recorded_median_ms(timer, counter, fn, None)
+        clocks["modes only"] = lambda fn: recorded_median_ms(timer, counter, fn, None,
+                                                             profiled=False)
     if gpu:
         import triton.testing
 
@@ -326,7 +337,7 @@ def render(data: dict[str, Any]) -> str:
 
     clocks = data["clocks"]
     ours = [c for c in ("kgb", "kgb recorded") if c in clocks]  # the clocks under test
-    others = [c for c in clocks if c not in ours]
+    others = [c for c in clocks if c not in ours and c not in RECORDED_DIAGNOSTICS]
     judged = [c for c in clocks if c not in DIAGNOSTIC_CLOCKS]
     pairs = [(mine, other) for mine in ours for other in others]
     headers = ["kernel", "bound", "host us"] + [f"{c} ms" for c in clocks]

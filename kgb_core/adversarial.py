@@ -10,7 +10,10 @@ Each file is a cheating candidate whose first comment lines say what it must get
 - ``# screen: rejected``: the static screen refuses it as well (absent: the screen lets it
   through, and only running catches it);
 - ``# expect-<backend>: <verdict>`` and ``# unsandboxed: <verdict>``: what it gets instead on
-  that backend, or where runners have no OS sandbox.
+  that backend, or where runners have no OS sandbox;
+- ``# timed: yes``: what it does wrong happens only in timed calls, so it is run with timing
+  on (absent: with timing off, which is faster and changes nothing for a cheat that is wrong
+  in checked calls); the verdict it gets comes from the timing stage.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class Cheat:
     expect: str
     screen_rejects: bool
     text: str
+    timed: bool = False
 
     @property
     def screen_only(self) -> bool:
@@ -50,7 +54,10 @@ def read_cheat(path: Path, backend: str = "cpu", sandboxed: bool = True) -> Chea
     if not sandboxed:
         expect = _header(text, "unsandboxed") or expect
     screen_rejects = _header(text, "screen") == "rejected" or expect == verdicts.SCREEN_REJECTED
-    return Cheat(path.stem, op, expect, screen_rejects, text)
+    timed = _header(text, "timed")
+    if timed not in (None, "yes"):  # a misspelt value would silently run it untimed
+        raise ValueError(f"{path.name}: '# timed:' takes 'yes', not {timed!r}")
+    return Cheat(path.stem, op, expect, screen_rejects, text, timed=timed == "yes")
 
 
 def read_corpus(folder: Path, backend: str = "cpu", sandboxed: bool = True) -> list[Cheat]:

@@ -33,6 +33,16 @@ def unscreened_cpu_evaluator():
 
 
 @pytest.fixture(scope="module")
+def unscreened_timed_cpu_evaluator():
+    """The same with timing on: what the timing stage's checks make of a candidate that
+    cheats only once it is timed (the CPU backend's few timed repetitions keep it cheap)."""
+    backend = load_registry().backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=True, screen=False)
+    with Evaluator.for_backend(backend, settings) as evaluator:
+        yield evaluator
+
+
+@pytest.fixture(scope="module")
 def cpu_evaluator():
     """One worker for a module's checks: reuse is part of what is under test."""
     backend = load_registry().backend("cpu")

@@ -283,6 +283,7 @@ class Runner:
                            written=[int(i) for i in request.get("written") or ()])
         self.counter.reset()
         recording = Recording(self.counter, profiled=True)
+        threads_before = set(threading.enumerate())
         try:
             with recording:
                 timing = timer.measure(calls, prepare=calls.prepare)
@@ -293,6 +294,14 @@ class Runner:
         self._check_recording(recording, "while being timed", calls.count)
         self._check_integrity("while being timed")
         self._check_streams("while being timed, a")
+        leftover = [t.name for t in threading.enumerate()
+                    if t not in threads_before and t.is_alive()]
+        if calls.left_running or leftover:
+            raise CandidateFailure(verdicts.DEFERRED_WORK,
+                                   f"while being timed, {max(calls.left_running, 1)} of "
+                                   f"{calls.count} calls of kernel(...) returned with a thread "
+                                   f"of their own still running: its work falls outside the "
+                                   f"timed region")
         if calls.launchless:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    f"while being timed, {calls.launchless} of {calls.count} "
@@ -491,6 +500,8 @@ class TimedCalls:
         self._random = random.Random(seed)
         self.count = 0
         self.launchless = 0
+        # Calls that returned with a thread they started still running: work after the clock.
+        self.left_running = 0
 
     def prepare(self) -> None:
         """Write the next call's values into its set (an in-place operator's last call is
@@ -546,11 +557,13 @@ class TimedCalls:
     def __call__(self) -> None:
         index = self.count
         target = index % len(self.sets)
-        before = self.counter.count
+        before, threads = self.counter.count, threading.active_count()
         output = self.kernel(*self.sets[target])
         self.count += 1
         if self.counter.count == before:
             self.launchless += 1
+        if threading.active_count() > threads:  # a thread of the call's outlives it
+            self.left_running += 1
         prepared = self.prepared_for[target]
         entry = (index, target if prepared < 0 else self._values_for(prepared), prepared,
                  output)
