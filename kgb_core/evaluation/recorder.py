@@ -240,6 +240,11 @@ def profile_range(name: str, counter: Any):  # noqa: ANN201 - a context manager
     nothing otherwise."""
     if not getattr(counter, "profiling", False):
         return contextlib.nullcontext()
+    # The C++ range (about 0.8 us a launch on the host, where record_function's op dispatch
+    # cost about 8 us); record_function where a torch lacks it.
+    fast = getattr(torch._C._profiler, "_RecordFunctionFast", None)
+    if fast is not None:
+        return fast(name)
     from torch.autograd.profiler import record_function
 
     return record_function(name)
@@ -329,16 +334,26 @@ def modes_depth() -> tuple[int, int]:
 def suspended():  # noqa: ANN201 - a context manager
     """No mode while the harness's own code runs inside a candidate's call.
 
-    Every Triton launch passes through here. Without a mode on either stack it costs nothing:
-    pushing and popping empty stacks still cost the host about 5 us per launch, host time the
-    timer can see on a kernel of tens of microseconds (benchmarks/RESULTS.md, issue 9).
+    Every Triton launch passes through here, timed ones included, so it is cheap: torch's C++
+    guards that skip Python dispatch and torch-function handling, about 0.8 us on the host,
+    where popping and re-pushing the modes cost about 8 us, host time the timer saw on
+    kernels of tens of microseconds (benchmarks/RESULTS.md, 2026-12-05). Without a mode on
+    either stack it costs nothing.
     """
-    dispatch, function = _len_torch_dispatch_stack(), _len_torch_function_stack()
-    if not dispatch and not function:
+    if not _len_torch_dispatch_stack() and not _len_torch_function_stack():
         return contextlib.nullcontext()
-    stack = contextlib.ExitStack()
-    if dispatch:
-        stack.enter_context(_disable_current_modes())
-    if function:
-        stack.enter_context(DisableTorchFunction())
-    return stack
+    return _Suspension()
+
+
+class _Suspension:
+    __slots__ = ("_dispatch", "_function")
+
+    def __enter__(self) -> None:
+        self._dispatch = torch._C._DisableTorchDispatch()
+        self._function = DisableTorchFunction()
+        self._dispatch.__enter__()
+        self._function.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._function.__exit__(None, None, None)
+        self._dispatch.__exit__(None, None, None)
