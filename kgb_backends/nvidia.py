@@ -149,6 +149,13 @@ class NvidiaBackend(Backend):
 
         driver.active.utils  # noqa: B018 - compiling and loading it is the point
 
+    def warm_template(self) -> None:
+        from kgb_backends.triton_warmup import compile_for_target, visible_cuda_arch
+
+        arch = visible_cuda_arch()
+        if arch is not None:
+            compile_for_target("cuda", arch, 32)
+
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the caching allocator will reuse, so an unwritten output shows."""
         nan_fill_free_block(nbytes, "cuda")

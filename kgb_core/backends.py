@@ -205,6 +205,13 @@ class Backend(ABC):
         here may run in the runner template: touching the device there (even counting devices)
         makes every forked runner unable to initialise it."""
 
+    def warm_template(self) -> None:
+        """Work every runner would otherwise repeat on its first launch, done once in the runner
+        template before it forks any (on NVIDIA: Triton's compiler, initialised by compiling a
+        tiny kernel for the GPU's architecture, 0.5 s a runner on the H200). It must not touch
+        the device (a CUDA context does not survive ``fork``) and must leave the process
+        single-threaded; the template checks the second and fails loudly if it is not."""
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

@@ -39,6 +39,18 @@ class ThreadCountWatchBackend(CpuInterpreterBackend):
         return changes
 
 
+class ThreadedWarmupBackend(CpuInterpreterBackend):
+    """A CPU backend whose template warm-up leaves a thread running: the template must refuse
+    to fork runners from it."""
+
+    name = "cpu_threadedwarmup"
+
+    def warm_template(self):
+        import threading
+
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+
+
 class FakeChipBackend(Backend):
     """A chip that is never here: only its quirks exist, which is all emulation needs."""
 
@@ -65,6 +77,7 @@ class FakeChipBackend(Backend):
 def kgb_register_backends(register):
     register(NoFloatsBackend())
     register(ThreadCountWatchBackend())
+    register(ThreadedWarmupBackend())
     register(FakeChipBackend())
 
 

@@ -61,7 +61,7 @@ def _preload(config: dict[str, Any]) -> Any:
     from kgb_core.evaluation.launches import LaunchCounter
     from kgb_core.evaluation.recorder import Recording, install_thread_recording
 
-    runner.load_backend(config["backend_module"], config["backend_name"])  # its imports
+    backend = runner.load_backend(config["backend_module"], config["backend_name"])
     for lazy in _LAZY_IMPORTS:  # imported by a process's first launch: 80 ms in every runner
         try:
             importlib.import_module(lazy)
@@ -75,7 +75,21 @@ def _preload(config: dict[str, Any]) -> Any:
     # here, once, on a host tensor (no device is touched), not in every runner.
     with Recording():
         torch.empty(1).tolist()
+    before = _threads()
+    backend.warm_template()
+    if _threads() > before:
+        raise RuntimeError(f"{type(backend).__name__}.warm_template started threads in the "
+                           f"runner template ({before} before, {_threads()} after): fork would "
+                           f"copy a process whose other threads may hold locks")
     return counter
+
+
+def _threads() -> int:
+    """The process's OS threads (1 where /proc cannot say)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
 
 
 def _all_pids() -> set[int]:
