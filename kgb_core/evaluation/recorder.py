@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch._C import DisableTorchFunction, _len_torch_dispatch_stack, _len_torch_function_stack
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+from torch.utils._python_dispatch import TorchDispatchMode
 
 # aten op names (overload packets) a candidate may cause: allocation, views, layout, copies,
 # and reading sizes or one scalar.
