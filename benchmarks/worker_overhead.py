@@ -83,12 +83,13 @@ def seconds_per_candidate(backend_name: str, ops: list[str], repeat: int, reuse:
 
 def cost_rows(args: argparse.Namespace) -> list[list[str]]:
     distinct = [op for op in args.distinct.split(",") if op]
-    setups = [("this kgb: judge reused, fresh runner per candidate", None, True, {}),
-              ("this kgb, KGB_SANDBOX=none", None, True, {"KGB_SANDBOX": "none"}),
-              ("this kgb: fresh judge per candidate", None, False, {})]
+    setups = [("this kgb: judge reused, fresh runner per candidate", None, True, {})]
+    if args.baseline_tree:  # second: the comparison the target is about
+        setups += [("baseline tree: worker reused", args.baseline_tree, True, {})]
+    setups += [("this kgb, KGB_SANDBOX=none", None, True, {"KGB_SANDBOX": "none"}),
+               ("this kgb: fresh judge per candidate", None, False, {})]
     if args.baseline_tree:
-        setups += [("baseline tree: worker reused", args.baseline_tree, True, {}),
-                   ("baseline tree: fresh worker per candidate", args.baseline_tree, False, {})]
+        setups += [("baseline tree: fresh worker per candidate", args.baseline_tree, False, {})]
     if args.skip_fresh:  # the seconds-long rows, when time is short (a device call)
         setups = [setup for setup in setups if setup[2]]
     rows = []
@@ -96,6 +97,8 @@ def cost_rows(args: argparse.Namespace) -> list[list[str]]:
         same = seconds_per_candidate(args.backend, [args.op], args.candidates, reuse, tree, env)
         apart = seconds_per_candidate(args.backend, distinct, 0, reuse, tree, env)
         rows.append([label, same["sandbox"], f"{same['seconds']:.3f}", f"{apart['seconds']:.3f}"])
+        # A line as each setup is measured, so a run cut short still says what it measured.
+        print(" | ".join(rows[-1]), flush=True)
     return rows
 
 
