@@ -69,7 +69,7 @@ def main() -> None:
                          screen, "ok" if ok else "MISMATCH", f"{seconds:.2f}",
                          "" if ok else message[:120]])
             # One line as each finishes, so a run cut short still says what it got.
-            print(" | ".join(rows[-1]), flush=True)
+            print("got | " + " | ".join(rows[-1]), flush=True)
         starts = sum(evaluator.worker_starts for evaluator in evaluators.values())
     print(f"backend {backend.name} ({backend.device_name() if args.backend == 'cpu' else args.backend}), "
           f"{len(jobs)} candidates, {starts} worker starts")

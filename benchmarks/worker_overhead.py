@@ -98,7 +98,7 @@ def cost_rows(args: argparse.Namespace) -> list[list[str]]:
         apart = seconds_per_candidate(args.backend, distinct, 0, reuse, tree, env)
         rows.append([label, same["sandbox"], f"{same['seconds']:.3f}", f"{apart['seconds']:.3f}"])
         # A line as each setup is measured, so a run cut short still says what it measured.
-        print(" | ".join(rows[-1]), flush=True)
+        print("measured | " + " | ".join(rows[-1]), flush=True)
     return rows
 
 
