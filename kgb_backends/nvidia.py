@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from typing import Callable
 
 from kgb_core import hookimpl
@@ -153,8 +154,13 @@ class NvidiaBackend(Backend):
         from kgb_backends.triton_warmup import compile_for_target, visible_cuda_arch
 
         arch = visible_cuda_arch()
-        if arch is not None:
+        if arch is None:
+            return
+        try:
             compile_for_target("cuda", arch, 32)
+        except Exception as error:  # only time is lost: each runner initialises it instead
+            print(f"kgb: Triton's compiler was not warmed in the runner template: "
+                  f"{type(error).__name__}: {error}", file=sys.stderr)
 
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the caching allocator will reuse, so an unwritten output shows."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 
 
 def visible_cuda_arch() -> int | None:
@@ -48,4 +49,15 @@ def compile_for_target(backend: str, arch: int | str, warp_size: int) -> None:
 
     source = ASTSource(_warm, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
                        constexprs={"BLOCK": 128})
-    triton.compile(source, target=GPUTarget(backend, arch, warp_size))
+    # Its own cache folder: the template's file system is read-only (in the sandbox), and
+    # what it compiles is of no use to a runner, whose Triton cache is its own.
+    saved = os.environ.get("TRITON_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="kgb-warmup-") as cache:
+        os.environ["TRITON_CACHE_DIR"] = cache
+        try:
+            triton.compile(source, target=GPUTarget(backend, arch, warp_size))
+        finally:
+            if saved is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = saved
