@@ -73,3 +73,22 @@ def test_a_change_made_at_import_is_tampering(watched_evaluator):
     result = watched_evaluator.evaluate("aten.relu", source)
     assert result.verdict == verdicts.TAMPERING, result.message
     assert "while being imported" in result.message
+
+
+def test_the_l2_watch_reports_changes_from_what_it_found_and_not_what_it_cannot_read(
+        monkeypatch):
+    """kgb_backends/cuda_l2.py with the driver's answers simulated: the H200's driver sets
+    aside L2 by default (11796480 bytes there), and a thread with no current context gets no
+    answer at all (None), which is no change."""
+    import kgb_backends.cuda_l2 as l2
+
+    state = {"limit": 11796480, "window": (0, 0)}
+    monkeypatch.setattr(l2, "persisting_l2_limit", lambda: state["limit"])
+    monkeypatch.setattr(l2, "access_policy_window", lambda stream: state["window"])
+    changes = l2.persisting_l2_watch(stream=0)
+    assert changes() == []
+    state.update(limit=None, window=None)
+    assert changes() == []
+    state.update(limit=64 << 20, window=(1 << 40, 4096))
+    found = changes()
+    assert len(found) == 2 and "from 11796480 to 67108864" in found[0] and "4096" in found[1]
