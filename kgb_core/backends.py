@@ -205,6 +205,13 @@ class Backend(ABC):
         here may run in the runner template: touching the device there (even counting devices)
         makes every forked runner unable to initialise it."""
 
+    def install_runtime_shims(self) -> tuple[str, ...]:
+        """Shims the backend's Triton runtime needs to run correct kernels as the chip would,
+        installed in the runner template before any candidate is imported (the CPU backend:
+        gaps of Triton's interpreter, kgb_backends/interpreter_shims.py); the names of those
+        installed."""
+        return ()
+
     def warm_template(self) -> None:
         """Work every runner would otherwise repeat on its first launch, done once in the runner
         template before it forks any (on NVIDIA: Triton's compiler, initialised by compiling a

@@ -62,6 +62,7 @@ def _preload(config: dict[str, Any]) -> Any:
     from kgb_core.evaluation.recorder import Recording, install_thread_recording
 
     backend = runner.load_backend(config["backend_module"], config["backend_name"])
+    backend.install_runtime_shims()
     for lazy in _LAZY_IMPORTS:  # imported by a process's first launch: 80 ms in every runner
         try:
             importlib.import_module(lazy)

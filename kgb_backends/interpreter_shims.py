@@ -1,0 +1,83 @@
+"""Gaps of Triton's interpreter closed the compiler's way, for the CPU backend (issue 22).
+
+Installed in the runner template before any candidate is imported
+(``CpuInterpreterBackend.install_runtime_shims``), so every runner forked from it has them.
+Each shim makes the interpreter do what the compiler does with the same source; none changes
+what a kernel computes on a GPU.
+
+- ``and`` / ``or`` between block tensors. The compiler turns ``a < M and b < N`` into
+  ``logical_and`` of the two masks (``CodeGenerator.visit_BoolOp``, with a deprecation warning
+  for blocks). The interpreter runs the body as Python, where ``and`` asks the left block's
+  ``__bool__`` (``all()`` of it) and returns one side: a row mask that is not all true drops the
+  column mask, the kernel stores out of bounds and corrupts the runner's heap (``crashed``, a
+  different glibc message each run). The shim rewrites ``and``/``or`` in the interpreter's AST
+  pass (``FunctionRewriter.ast_transformer``, which already rewrites chained comparisons) into
+  the compiler's rule: constexpr operands short-circuit, block ones are combined elementwise.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable
+
+# The helper's name in the rewritten kernel's globals (the interpreter's module globals are
+# merged into them: FunctionRewriter._compile_and_exec).
+BOOLEAN_HELPER = "_kgb_interpreter_boolean"
+
+
+def _boolean(method: str, *operands: Callable[[], Any]) -> Any:
+    """``CodeGenerator._apply_boolean_values`` for the interpreter: operands evaluated in order,
+    a constexpr one that decides the result returns it, the block ones are combined."""
+    import triton.language as tl
+
+    blocks: list[Any] = []
+    value: Any = None
+    for operand in operands:
+        value = operand()
+        if isinstance(value, tl.tensor) and not isinstance(value, tl.constexpr):
+            blocks.append(value)
+            continue
+        truth = bool(value.value if isinstance(value, tl.constexpr) else value)
+        if (method == "logical_and" and not truth) or (method == "logical_or" and truth):
+            return value
+    if not blocks:
+        return value
+    result = blocks[0]
+    for block in blocks[1:]:
+        result = getattr(result, method)(block)
+    return result
+
+
+class _BooleanTransformer(ast.NodeTransformer):
+    """``a and b`` -> ``helper("logical_and", lambda: a, lambda: b)``; ``or`` likewise."""
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        node = self.generic_visit(node)
+        method = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+        empty = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        thunks = [ast.Lambda(args=empty, body=value) for value in node.values]
+        call = ast.Call(func=ast.Name(id=BOOLEAN_HELPER, ctx=ast.Load()),
+                        args=[ast.Constant(value=method), *thunks], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def install() -> tuple[str, ...]:
+    """Install the shims this Triton's interpreter has the hooks for; the names of those
+    installed (an interpreter without the AST pass gets none, and says so in the quirks)."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return ()
+    rewriter = getattr(interpreter, "FunctionRewriter", None)
+    base = getattr(rewriter, "ast_transformer", None)
+    if rewriter is None or not isinstance(base, ast.NodeTransformer):
+        return ()
+    if getattr(base, "_kgb_boolean", False):
+        return ("and/or on blocks",)
+
+    class Transformer(type(base), _BooleanTransformer):  # type: ignore[misc, valid-type]
+        _kgb_boolean = True
+
+    rewriter.ast_transformer = Transformer()
+    setattr(interpreter, BOOLEAN_HELPER, _boolean)
+    return ("and/or on blocks",)

@@ -1,0 +1,90 @@
+"""The CPU backend's shims for gaps of Triton's interpreter (kgb_backends/interpreter_shims.py),
+each shown with a kernel written the way published kernels write it: wrong in the bare
+interpreter, right with the shim, and passing through a real runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Writes the mask `rows < M and cols < N` itself into a buffer the size of the whole block, so
+# what the interpreter made of `and` shows without any out-of-bounds access.
+MASK_PROBE = r'''
+import json, sys
+import torch, triton, triton.language as tl
+if sys.argv[1] == "shimmed":
+    from kgb_backends.interpreter_shims import install
+    assert install()
+
+@triton.jit
+def _mask(out_ptr, M, N, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    mask = rows[:, None] < M and cols[None, :] < N
+    either = rows[:, None] < M or cols[None, :] < N
+    tl.store(out_ptr + rows[:, None] * BLOCK + cols[None, :], mask.to(tl.int8))
+    tl.store(out_ptr + BLOCK * BLOCK + rows[:, None] * BLOCK + cols[None, :], either.to(tl.int8))
+
+out = torch.zeros(2 * 8 * 8, dtype=torch.int8)
+_mask[(1,)](out, 3, 5, BLOCK=8)
+rows, cols = torch.arange(8)[:, None], torch.arange(8)[None, :]
+want = torch.cat([((rows < 3) & (cols < 5)).flatten(), ((rows < 3) | (cols < 5)).flatten()])
+print(json.dumps(bool(torch.equal(out.bool(), want))))
+'''
+
+
+def _probe(folder: Path, mode: str) -> bool:
+    # From a file: the interpreter rewrites a kernel only where it can read its source.
+    script = folder / "mask_probe.py"
+    script.write_text(MASK_PROBE)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_and_or_between_blocks_are_elementwise_as_the_compiler_makes_them(tmp_path):
+    assert _probe(tmp_path, "bare") is False  # the interpreter's own `and`: one side of it
+    assert _probe(tmp_path, "shimmed") is True
+
+
+RELU_WITH_AND_MASK = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu_2d(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = rows[:, None] < M and cols[None, :] < N
+    offsets = rows[:, None] * N + cols[None, :]
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=mask)
+
+
+def kernel(x):
+    flat = x.contiguous().reshape(-1, x.shape[-1] if x.dim() else 1)
+    rows, cols = flat.shape
+    out = torch.empty_like(flat)
+    grid = (max(1, triton.cdiv(rows, 16)), max(1, triton.cdiv(cols, 16)))
+    _relu_2d[grid](flat, out, rows, cols, BLOCK_M=16, BLOCK_N=16)
+    return out.reshape(x.shape)
+'''
+
+
+def test_a_kernel_masked_with_and_passes_on_the_cpu_backend(registry):
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False)
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        result = evaluator.evaluate("aten.relu", RELU_WITH_AND_MASK)
+    assert result.verdict == verdicts.PASS, result.message
