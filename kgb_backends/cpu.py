@@ -7,8 +7,9 @@ timings measure numpy-driven interpretation, not a chip: they are labelled
 Where the interpreter runs a correct kernel differently from the compiler, a shim installed in
 the runner template makes it do what the compiler does (kgb_backends/interpreter_shims.py):
 so far ``and``/``or`` between block tensors (a mask written ``rows < M and cols < N``), which
-the bare interpreter reduced to one side, storing out of bounds. The other gaps of issue 22
-(libdevice, Python float and dtype arguments, bf16) are still open: bf16 cases are skipped.
+the bare interpreter reduced to one side, storing out of bounds, and Python float and dtype
+arguments, passed as fp32 scalars and constexprs as the compiler passes them. The other gaps of
+issue 22 (libdevice functions, bf16 arithmetic) are still open: bf16 cases are skipped.
 """
 
 from __future__ import annotations

@@ -13,6 +13,11 @@ what a kernel computes on a GPU.
   different glibc message each run). The shim rewrites ``and``/``or`` in the interpreter's AST
   pass (``FunctionRewriter.ast_transformer``, which already rewrites chained comparisons) into
   the compiler's rule: constexpr operands short-circuit, block ones are combined elementwise.
+- Python float and dtype arguments. The compiler passes a float argument as an fp32 scalar
+  (so ``eps.to(tl.float32)`` works) and a dtype argument as a constexpr (so ``DTYPE.value``
+  works); the interpreter passed both as they came, and each failed with an AttributeError
+  that read like the kernel's own bug. The shim converts them at the launch, where the
+  interpreter converts ints and bools (``_implicit_cvt``).
 """
 
 from __future__ import annotations
@@ -63,21 +68,48 @@ class _BooleanTransformer(ast.NodeTransformer):
 
 def install() -> tuple[str, ...]:
     """Install the shims this Triton's interpreter has the hooks for; the names of those
-    installed (an interpreter without the AST pass gets none, and says so in the quirks)."""
+    installed (one whose hook this Triton lacks is left out)."""
     try:
         from triton.runtime import interpreter
     except ImportError:
         return ()
+    return tuple(name for name, shim in (("and/or on blocks", _install_boolean),
+                                         ("float and dtype arguments", _install_arguments))
+                 if shim(interpreter))
+
+
+def _install_boolean(interpreter: Any) -> bool:
     rewriter = getattr(interpreter, "FunctionRewriter", None)
     base = getattr(rewriter, "ast_transformer", None)
     if rewriter is None or not isinstance(base, ast.NodeTransformer):
-        return ()
-    if getattr(base, "_kgb_boolean", False):
-        return ("and/or on blocks",)
+        return False
+    if not getattr(base, "_kgb_boolean", False):
+        class Transformer(type(base), _BooleanTransformer):  # type: ignore[misc, valid-type]
+            _kgb_boolean = True
 
-    class Transformer(type(base), _BooleanTransformer):  # type: ignore[misc, valid-type]
-        _kgb_boolean = True
+        rewriter.ast_transformer = Transformer()
+        setattr(interpreter, BOOLEAN_HELPER, _boolean)
+    return True
 
-    rewriter.ast_transformer = Transformer()
-    setattr(interpreter, BOOLEAN_HELPER, _boolean)
-    return ("and/or on blocks",)
+
+def _install_arguments(interpreter: Any) -> bool:
+    original = getattr(interpreter, "_implicit_cvt", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if original is None or handle_type is None:
+        return False
+    if getattr(original, "_kgb_arguments", False):
+        return True
+    import numpy as np
+    import triton.language as tl
+
+    def implicit_cvt(arg: Any) -> Any:
+        if isinstance(arg, float):  # the compiler's fp32 scalar (its mangled type is "fp32")
+            return tl.tensor(handle_type(np.array([arg], dtype=np.float32), tl.float32),
+                             tl.float32)
+        if isinstance(arg, tl.dtype):  # the compiler makes a dtype argument a constexpr
+            return tl.constexpr(arg)
+        return original(arg)
+
+    implicit_cvt._kgb_arguments = True  # type: ignore[attr-defined]
+    interpreter._implicit_cvt = implicit_cvt
+    return True

@@ -41,10 +41,34 @@ print(json.dumps(bool(torch.equal(out.bool(), want))))
 '''
 
 
-def _probe(folder: Path, mode: str) -> bool:
+# eps.to(...) on a float argument and DTYPE.value on a dtype one, as the compiler allows.
+ARGUMENTS_PROBE = r'''
+import json, sys
+import torch, triton, triton.language as tl
+if sys.argv[1] == "shimmed":
+    from kgb_backends.interpreter_shims import install
+    assert install()
+
+@triton.jit
+def _add_eps(x_ptr, out_ptr, n, eps, OUT_DTYPE, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, (x + eps.to(tl.float32)).to(OUT_DTYPE.value), mask=mask)
+
+x, out = torch.randn(10), torch.empty(10)
+try:
+    _add_eps[(1,)](x, out, 10, 0.5, tl.float32, BLOCK=16)
+    print(json.dumps(bool(torch.allclose(out, x + 0.5))))
+except Exception:
+    print(json.dumps(False))
+'''
+
+
+def _probe(folder: Path, mode: str, text: str = MASK_PROBE) -> bool:
     # From a file: the interpreter rewrites a kernel only where it can read its source.
-    script = folder / "mask_probe.py"
-    script.write_text(MASK_PROBE)
+    script = folder / "probe.py"
+    script.write_text(text)
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
                           text=True, env=env, timeout=300)
@@ -55,6 +79,11 @@ def _probe(folder: Path, mode: str) -> bool:
 def test_and_or_between_blocks_are_elementwise_as_the_compiler_makes_them(tmp_path):
     assert _probe(tmp_path, "bare") is False  # the interpreter's own `and`: one side of it
     assert _probe(tmp_path, "shimmed") is True
+
+
+def test_float_and_dtype_arguments_arrive_as_the_compiler_passes_them(tmp_path):
+    assert _probe(tmp_path, "bare", ARGUMENTS_PROBE) is False  # AttributeError on 'float'
+    assert _probe(tmp_path, "shimmed", ARGUMENTS_PROBE) is True
 
 
 RELU_WITH_AND_MASK = '''
