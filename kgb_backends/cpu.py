@@ -8,8 +8,10 @@ Where the interpreter runs a correct kernel differently from the compiler, a shi
 the runner template makes it do what the compiler does (kgb_backends/interpreter_shims.py):
 so far ``and``/``or`` between block tensors (a mask written ``rows < M and cols < N``), which
 the bare interpreter reduced to one side, storing out of bounds, and Python float and dtype
-arguments, passed as fp32 scalars and constexprs as the compiler passes them. The other gaps of
-issue 22 (libdevice functions, bf16 arithmetic) are still open: bf16 cases are skipped.
+arguments, passed as fp32 scalars and constexprs as the compiler passes them, and the math of
+``triton.language.extra.libdevice`` (and ``extra.cuda.libdevice``), stubs in the interpreter.
+Still open from issue 22: bf16 arithmetic (bf16 cases are skipped), a module-level alias of a
+``tl.math`` function, and error messages that point at the kernel's own line.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class CpuInterpreterBackend(Backend):
             "Kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors: "
             "keep block sizes modest (<= 1024 elements per program) since each program is "
             "simulated with numpy.",
-            "tl.math.tanh is missing in the interpreter: write tanh from tl.exp or tl.sigmoid.",
+            "tl.math.tanh is missing in the interpreter: use libdevice.tanh "
+            "(triton.language.extra.libdevice), or write tanh from tl.exp or tl.sigmoid.",
         ),
         case_tiers=(SMALL,),
         timed_tiers=(SMALL,),

@@ -18,6 +18,8 @@ what a kernel computes on a GPU.
   works); the interpreter passed both as they came, and each failed with an AttributeError
   that read like the kernel's own bug. The shim converts them at the launch, where the
   interpreter converts ints and bools (``_implicit_cvt``).
+- ``triton.language.extra.libdevice``: stubs in the interpreter, given an implementation
+  (kgb_backends/interpreter_libdevice.py).
 """
 
 from __future__ import annotations
@@ -73,9 +75,12 @@ def install() -> tuple[str, ...]:
         from triton.runtime import interpreter
     except ImportError:
         return ()
-    return tuple(name for name, shim in (("and/or on blocks", _install_boolean),
-                                         ("float and dtype arguments", _install_arguments))
-                 if shim(interpreter))
+    from kgb_backends import interpreter_libdevice
+
+    shims = (("and/or on blocks", _install_boolean),
+             ("float and dtype arguments", _install_arguments),
+             ("libdevice", lambda _: interpreter_libdevice.install()))
+    return tuple(name for name, shim in shims if shim(interpreter))
 
 
 def _install_boolean(interpreter: Any) -> bool:

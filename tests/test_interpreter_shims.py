@@ -65,6 +65,35 @@ except Exception:
 '''
 
 
+# GELU's erf, tanh, pow and rsqrt through both libdevice modules, as published kernels call them.
+LIBDEVICE_PROBE = r'''
+import json, sys
+import torch, triton, triton.language as tl
+from triton.language.extra import libdevice
+from triton.language.extra.cuda import libdevice as cuda_libdevice
+if sys.argv[1] == "shimmed":
+    from kgb_backends.interpreter_shims import install
+    assert "libdevice" in install()
+
+@triton.jit
+def _gelu_and_more(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    gelu = 0.5 * x * (1 + libdevice.erf(x * 0.7071067811865476))
+    more = cuda_libdevice.tanh(x) + libdevice.pow(libdevice.rsqrt(x * x + 1.0), 2.0)
+    tl.store(out_ptr + offsets, gelu + more, mask=mask)
+
+x, out = torch.randn(100), torch.empty(100)
+want = torch.nn.functional.gelu(x) + x.tanh() + (x * x + 1).rsqrt() ** 2
+try:
+    _gelu_and_more[(1,)](x, out, 100, BLOCK=128)
+    print(json.dumps(bool(torch.allclose(out, want, rtol=1e-5, atol=1e-6))))
+except Exception:
+    print(json.dumps(False))
+'''
+
+
 def _probe(folder: Path, mode: str, text: str = MASK_PROBE) -> bool:
     # From a file: the interpreter rewrites a kernel only where it can read its source.
     script = folder / "probe.py"
@@ -84,6 +113,11 @@ def test_and_or_between_blocks_are_elementwise_as_the_compiler_makes_them(tmp_pa
 def test_float_and_dtype_arguments_arrive_as_the_compiler_passes_them(tmp_path):
     assert _probe(tmp_path, "bare", ARGUMENTS_PROBE) is False  # AttributeError on 'float'
     assert _probe(tmp_path, "shimmed", ARGUMENTS_PROBE) is True
+
+
+def test_libdevice_functions_compute_in_the_interpreter(tmp_path):
+    assert _probe(tmp_path, "bare", LIBDEVICE_PROBE) is False  # stubs: None, or a raise
+    assert _probe(tmp_path, "shimmed", LIBDEVICE_PROBE) is True
 
 
 RELU_WITH_AND_MASK = '''
