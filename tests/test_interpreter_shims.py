@@ -151,3 +151,19 @@ def test_a_kernel_masked_with_and_passes_on_the_cpu_backend(registry):
     with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
         result = evaluator.evaluate("aten.relu", RELU_WITH_AND_MASK)
     assert result.verdict == verdicts.PASS, result.message
+
+
+BODY_ERROR = RELU_WITH_AND_MASK.replace(
+    "    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=mask)",
+    "    y = tl.where(x > 0, x, 0.0) + tl.zeros([BLOCK_M // 2, BLOCK_N], tl.float32)\n"
+    "    tl.store(out_ptr + offsets, y, mask=mask)")
+
+
+def test_an_error_inside_a_kernel_body_names_the_body_line(registry):
+    """The interpreter raises at the launch; the author needs the line of the body."""
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False)
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        result = evaluator.evaluate("aten.relu", BODY_ERROR)
+    assert result.verdict != verdicts.PASS
+    assert "in _relu_2d: y = tl.where(x > 0, x, 0.0) + tl.zeros" in result.message, \
+        result.message

@@ -80,15 +80,21 @@ def clone_tree(value: Any) -> Any:
 
 def short_traceback(error: BaseException, candidate_path: str) -> str:
     """The exception, with only the frames in the candidate's own file (what its author needs)."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == candidate_path]
-    lines = [f"{type(error).__name__}: {error}"]
-    for frame in frames[-5:]:
-        lines.append(f'  line {frame.lineno}, in {frame.name}: {frame.line}')
+    lines = [f"{type(error).__name__}: {error}", *_candidate_lines(error, candidate_path)]
     # Triton reports an error inside a called @triton.jit function as a CompilationError at
-    # the call site, with the real reason (and the inner line) only in the chained cause.
-    lines.extend(f"caused by {type(cause).__name__}: {cause}" for cause in _causes(error))
+    # the call site, and the interpreter one inside a kernel's body as an InterpreterError at
+    # the launch: the real reason, and the kernel's own failing line, are in the chained cause.
+    for cause in _causes(error):
+        lines.append(f"caused by {type(cause).__name__}: {cause}")
+        lines.extend(_candidate_lines(cause, candidate_path))
     text = "\n".join(lines)
     return text if len(text) <= 4000 else text[:1500] + "\n...\n" + text[-2500:]
+
+
+def _candidate_lines(error: BaseException, candidate_path: str) -> list[str]:
+    """The last frames of ``error``'s traceback that are in the candidate's file."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == candidate_path]
+    return [f"  line {frame.lineno}, in {frame.name}: {frame.line}" for frame in frames[-5:]]
 
 
 def _causes(error: BaseException, limit: int = 4) -> list[BaseException]:
