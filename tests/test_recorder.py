@@ -32,3 +32,17 @@ def test_suspended_is_a_no_op_when_no_mode_is_active():
     assert isinstance(context, contextlib.nullcontext)
     with context:
         assert _len_torch_dispatch_stack() == 0
+
+
+def test_a_forbidden_op_names_the_line_that_called_it():
+    x = torch.ones(4)
+    with TorchOpRecorder() as recorder:
+        torch.cos(x)  # the candidate's own line, as a runner reports it
+    assert recorder.forbidden == ["aten.cos"]
+    assert recorder.sites == ["line " + str(_line_of("torch.cos(x)  # the candidate")) +
+                              ": torch.cos(x)  # the candidate's own line, as a runner reports it"]
+
+
+def _line_of(text):
+    with open(__file__) as handle:
+        return next(number for number, line in enumerate(handle, 1) if text in line)

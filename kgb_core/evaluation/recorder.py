@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
+import os
+import sys
 import threading
 from typing import Any
 
@@ -77,6 +80,8 @@ class TorchOpRecorder(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.forbidden: list[str] = []
+        # Where each of ``forbidden`` was called from: the candidate's line, for its author.
+        self.sites: list[str] = []
         self.copied_to_host = 0
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -84,9 +89,28 @@ class TorchOpRecorder(TorchDispatchMode):
         name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
         if name not in ALLOWED_OPS and len(self.forbidden) < 20:
             self.forbidden.append(f"aten.{name}")
+            self.sites.append(_caller_line())
         if name in ("_to_copy", "copy_"):
             self.copied_to_host += _to_host(name, args, kwargs)
         return func(*args, **kwargs)
+
+
+_NOT_THE_CANDIDATES_FILES = tuple(os.path.dirname(module.__file__) + os.sep
+                                  for module in (torch, contextlib, threading)) + (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+
+
+def _caller_line() -> str:
+    """``line N: source`` of the innermost frame outside torch, the standard library and kgb
+    (the candidate's, in a runner), or "" where there is none."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_NOT_THE_CANDIDATES_FILES) and not filename.startswith("<"):
+            source = linecache.getline(filename, frame.f_lineno).strip()
+            return f"line {frame.f_lineno}: {source}" if source else f"line {frame.f_lineno}"
+        frame = frame.f_back
+    return ""
 
 
 def _to_host(name: str, args: Any, kwargs: dict[str, Any]) -> int:
@@ -210,6 +234,12 @@ class Recording:
     def forbidden(self) -> list[str]:
         """aten ops other than allocation, views and copies, on the call's thread or its own."""
         return self.ops.forbidden + [op for thread in self.threads for op in thread.forbidden()]
+
+    def forbidden_sites(self) -> list[str]:
+        """``forbidden``, each with the candidate's line that called it where it is known."""
+        own = [f"{op} ({site})" if site else op
+               for op, site in zip(self.ops.forbidden, self.ops.sites)]
+        return own + [op for thread in self.threads for op in thread.forbidden_sites()]
 
     def host_reads(self) -> int:
         """Elements read on the host: device-to-host copies and host reads of tensor values,

@@ -345,7 +345,7 @@ class Runner:
         tampered = recording.tampered or (self.counter.mode_violations or [None])[0]
         if tampered:
             raise CandidateFailure(verdicts.TAMPERING, f"{when}: {tampered}")
-        _refuse_torch_work(recording.forbidden(), f"torch computed {when}")
+        _refuse_torch_work(recording.forbidden_sites(), f"torch computed {when}")
         message = recording.host_read_message(calls)
         if message:
             raise CandidateFailure(verdicts.HOST_READ, f"{when}, {message}")
@@ -436,9 +436,12 @@ class Runner:
 def _refuse_torch_work(ops: list[str], lead: str) -> None:
     """``reference_used`` for the aten ops named, if any."""
     if ops:
+        distinct = list(dict.fromkeys(ops))  # in the order the candidate called them
+        shown = "; ".join(distinct[:8])
+        more = f"; and {len(distinct) - 8} more" if len(distinct) > 8 else ""
         raise CandidateFailure(verdicts.REFERENCE_USED,
-                               f"{lead}: {', '.join(sorted(set(ops))[:5])}; only allocation, "
-                               f"views and copies may be done with torch")
+                               f"{lead}: {shown}{more}; only allocation, views and copies may "
+                               f"be done with torch")
 
 
 def value_scale(index: int) -> float:
