@@ -20,11 +20,16 @@ what a kernel computes on a GPU.
   interpreter converts ints and bools (``_implicit_cvt``).
 - ``triton.language.extra.libdevice``: stubs in the interpreter, given an implementation
   (kgb_backends/interpreter_libdevice.py).
+- Loads and stores outside the launch's tensors: on a GPU a fault or memory of no concern to
+  the harness, in the interpreter the runner's own heap (``crashed``, SIGABRT, a different glibc
+  message each run, no failing case). Checked against the tensors the launch was passed, they
+  raise an IndexError naming the kernel's line and how far outside which argument they went.
 """
 
 from __future__ import annotations
 
 import ast
+import threading
 from typing import Any, Callable
 
 # The helper's name in the rewritten kernel's globals (the interpreter's module globals are
@@ -79,7 +84,8 @@ def install() -> tuple[str, ...]:
 
     shims = (("and/or on blocks", _install_boolean),
              ("float and dtype arguments", _install_arguments),
-             ("libdevice", lambda _: interpreter_libdevice.install()))
+             ("libdevice", lambda _: interpreter_libdevice.install()),
+             ("bounds-checked loads and stores", _install_bounds))
     return tuple(name for name, shim in shims if shim(interpreter))
 
 
@@ -117,4 +123,132 @@ def _install_arguments(interpreter: Any) -> bool:
 
     implicit_cvt._kgb_arguments = True  # type: ignore[attr-defined]
     interpreter._implicit_cvt = implicit_cvt
+    return True
+
+
+# -- bounds-checked loads and stores ----------------------------------------------------------
+# The interpreter reads and writes through raw addresses: a load or store past a tensor's end
+# touched the runner's own heap (a crash with a glibc message, or silently wrong memory). Each
+# launch notes the byte ranges of the tensors it was passed; every load and store is checked
+# against them (and, for a kernel that reads addresses from a table, every live tensor's), and
+# one outside all of them raises, naming how far outside and which argument is nearest (the error shows the kernel's line: kgb_core/evaluation/runner.py, short_traceback).
+_LAUNCH = threading.local()
+
+
+def _ranges_of(names: list[str], values: list[Any]) -> list[tuple[int, int, str]]:
+    ranges: list[tuple[int, int, str]] = []
+
+    def visit(name: str, value: Any) -> None:
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                visit(name, item)
+        elif hasattr(value, "untyped_storage"):
+            storage = value.untyped_storage()
+            ranges.append((storage.data_ptr(), storage.data_ptr() + storage.nbytes(), name))
+        elif hasattr(value, "base") and hasattr(value.base, "untyped_storage"):
+            visit(name, value.base)  # a tensor descriptor
+
+    for name, value in zip(names, values):
+        visit(name, value)
+    return ranges
+
+
+def _check(kind: str, addresses: Any, mask: Any, itemsize: int) -> None:
+    import numpy as np
+
+    ranges = getattr(_LAUNCH, "ranges", None)
+    if not ranges:
+        return
+    active = np.asarray(addresses, dtype=np.uint64)[np.asarray(mask, dtype=bool)] \
+        if np.ndim(mask) else (np.asarray(addresses, dtype=np.uint64).ravel()
+                               if bool(mask) else np.zeros(0, dtype=np.uint64))
+    if active.size == 0:
+        return
+    inside = _inside(active, itemsize, ranges)
+    if inside.all():
+        return
+    # Kernels that load their operands' addresses from a table (cuBLAS's batched routines,
+    # grouped GEMMs) reach tensors the launch was not passed: any live tensor's storage is
+    # memory the kernel may touch, found once per launch, and only when it is needed.
+    if not getattr(_LAUNCH, "searched", False):
+        _LAUNCH.searched = True
+        ranges.extend(_live_tensor_ranges())
+        inside = _inside(active, itemsize, ranges)
+        if inside.all():
+            return
+    outside = active[~inside]
+    first = int(outside.flat[0])
+    low, high, name = min(ranges, key=lambda r: min(abs(first - r[0]), abs(first - r[1])))
+    where = (f"at byte {first - low} of '{name}', which holds {high - low}" if first >= low
+             else f"{low - first} bytes before '{name}'")
+    raise IndexError(f"out-of-bounds {kind}: {outside.size} of {active.size} addresses lie "
+                     f"outside every tensor passed to this launch; the first is {where} "
+                     f"(a mask that lets lanes past the tensor's end through?)")
+
+
+def _inside(active: Any, itemsize: int, ranges: list[tuple[int, int, str]]) -> Any:
+    import numpy as np
+
+    inside = np.zeros(active.shape, dtype=bool)
+    for low, high, _ in ranges:
+        inside |= (active >= low) & (active + itemsize <= high)
+    return inside
+
+
+def _live_tensor_ranges() -> list[tuple[int, int, str]]:
+    """The storages of every CPU tensor alive in the process."""
+    import gc
+
+    import torch
+
+    found: dict[int, tuple[int, int, str]] = {}
+    for thing in gc.get_objects():
+        # type(), not isinstance: a deprecated proxy answers __class__ with a warning.
+        if issubclass(type(thing), torch.Tensor) and thing.device.type == "cpu":
+            try:
+                storage = thing.untyped_storage()
+            except (RuntimeError, NotImplementedError):
+                continue
+            start = storage.data_ptr()
+            if start:
+                found[start] = (start, start + storage.nbytes(), "a tensor the launch reached "
+                                                                 "through an address table")
+    return list(found.values())
+
+
+def _install_bounds(interpreter: Any) -> bool:
+    executor = getattr(interpreter, "GridExecutor", None)
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if executor is None or builder is None or not hasattr(executor, "_init_args_hst") or \
+            not hasattr(builder, "create_masked_load") or \
+            not hasattr(builder, "create_masked_store"):
+        return False
+    if getattr(builder.create_masked_load, "_kgb_bounds", False):
+        return True
+    import numpy as np
+
+    init_args, load, store = (executor._init_args_hst, builder.create_masked_load,
+                              builder.create_masked_store)
+
+    def init_args_hst(self: Any, args_dev: Any, kwargs: Any) -> Any:
+        args_hst, kwargs_hst = init_args(self, args_dev, kwargs)
+        names = list(getattr(self, "arg_names", [])) or [f"#{i}" for i in range(len(args_hst))]
+        _LAUNCH.ranges = (_ranges_of(names, list(args_hst))
+                          + _ranges_of(list(kwargs_hst), list(kwargs_hst.values())))
+        _LAUNCH.searched = False
+        return args_hst, kwargs_hst
+
+    def masked_load(self: Any, ptrs: Any, mask: Any, other: Any, *rest: Any) -> Any:
+        element = interpreter._get_np_dtype(ptrs.get_element_ty())
+        _check("load", ptrs.data, mask.data, np.dtype(element).itemsize)
+        return load(self, ptrs, mask, other, *rest)
+
+    def masked_store(self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+        _check("store", ptrs.data, mask.data, np.asarray(value.data).dtype.itemsize)
+        return store(self, ptrs, value, mask, *rest)
+
+    masked_load._kgb_bounds = True  # type: ignore[attr-defined]
+    executor._init_args_hst = init_args_hst
+    builder.create_masked_load = masked_load
+    builder.create_masked_store = masked_store
     return True

@@ -167,3 +167,18 @@ def test_an_error_inside_a_kernel_body_names_the_body_line(registry):
     assert result.verdict != verdicts.PASS
     assert "in _relu_2d: y = tl.where(x > 0, x, 0.0) + tl.zeros" in result.message, \
         result.message
+
+
+OUT_OF_BOUNDS = RELU_WITH_AND_MASK.replace(
+    "    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=mask)",
+    "    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=offsets < M * N + 64)")
+
+
+def test_a_store_past_the_end_is_a_runtime_error_naming_its_line(registry):
+    """Bare, the interpreter wrote past the output into the runner's heap (a SIGABRT crash)."""
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False)
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        result = evaluator.evaluate("aten.relu", OUT_OF_BOUNDS)
+    assert result.verdict == verdicts.RUNTIME_ERROR, result.message
+    assert "out-of-bounds store" in result.message and "'out_ptr'" in result.message
+    assert "in _relu_2d: tl.store(out_ptr + offsets" in result.message

@@ -115,6 +115,11 @@ def classify(error: BaseException) -> str:
     # are the errors (unknown tl functions, type or shape mismatches) the compiler reports on a
     # GPU, so both count as compile errors.
     if names & {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
+        # An access outside the launch's tensors (the CPU backend's bounds check,
+        # kgb_backends/interpreter_shims.py) is a run-time fault on a GPU too.
+        if any(isinstance(cause, IndexError) and str(cause).startswith("out-of-bounds")
+               for cause in _causes(error)):
+            return verdicts.RUNTIME_ERROR
         return verdicts.COMPILE_ERROR
     text = str(error).lower()
     if "out of memory" in text or "can't allocate memory" in text:
