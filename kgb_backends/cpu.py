@@ -8,10 +8,12 @@ Where the interpreter runs a correct kernel differently from the compiler, a shi
 the runner template makes it do what the compiler does (kgb_backends/interpreter_shims.py):
 so far ``and``/``or`` between block tensors (a mask written ``rows < M and cols < N``), which
 the bare interpreter reduced to one side, storing out of bounds, and Python float and dtype
-arguments, passed as fp32 scalars and constexprs as the compiler passes them, and the math of
-``triton.language.extra.libdevice`` (and ``extra.cuda.libdevice``), stubs in the interpreter.
-Still open from issue 22: bf16 arithmetic (bf16 cases are skipped), a module-level alias of a
-``tl.math`` function, and error messages that point at the kernel's own line.
+arguments, passed as fp32 scalars and constexprs as the compiler passes them, the math of
+``triton.language.extra.libdevice`` (and ``extra.cuda.libdevice``), stubs in the interpreter,
+and loads and stores checked against the launch's tensors (an access past one is a
+``runtime_error`` naming the kernel's line, not the runner's heap corrupted). Still open from
+issue 22: bf16 arithmetic (bf16 cases are skipped), a module-level alias of a ``tl.math``
+function, atomics outside the bounds check, and a verdict detail for a backend gap.
 """
 
 from __future__ import annotations
