@@ -10,15 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 
 REPO = Path(__file__).resolve().parent.parent
 
 # Writes the mask `rows < M and cols < N` itself into a buffer the size of the whole block, so
 # what the interpreter made of `and` shows without any out-of-bounds access.
 MASK_PROBE = r'''
-import json, sys
+import sys
 import torch, triton, triton.language as tl
 if sys.argv[1] == "shimmed":
     from kgb_backends.interpreter_shims import install
@@ -37,13 +38,13 @@ out = torch.zeros(2 * 8 * 8, dtype=torch.int8)
 _mask[(1,)](out, 3, 5, BLOCK=8)
 rows, cols = torch.arange(8)[:, None], torch.arange(8)[None, :]
 want = torch.cat([((rows < 3) & (cols < 5)).flatten(), ((rows < 3) | (cols < 5)).flatten()])
-print(json.dumps(bool(torch.equal(out.bool(), want))))
+RESULT = bool(torch.equal(out.bool(), want))
 '''
 
 
 # eps.to(...) on a float argument and DTYPE.value on a dtype one, as the compiler allows.
 ARGUMENTS_PROBE = r'''
-import json, sys
+import sys
 import torch, triton, triton.language as tl
 if sys.argv[1] == "shimmed":
     from kgb_backends.interpreter_shims import install
@@ -59,15 +60,15 @@ def _add_eps(x_ptr, out_ptr, n, eps, OUT_DTYPE, BLOCK: tl.constexpr):
 x, out = torch.randn(10), torch.empty(10)
 try:
     _add_eps[(1,)](x, out, 10, 0.5, tl.float32, BLOCK=16)
-    print(json.dumps(bool(torch.allclose(out, x + 0.5))))
+    RESULT = bool(torch.allclose(out, x + 0.5))
 except Exception:
-    print(json.dumps(False))
+    RESULT = False
 '''
 
 
 # GELU's erf, tanh, pow and rsqrt through both libdevice modules, as published kernels call them.
 LIBDEVICE_PROBE = r'''
-import json, sys
+import sys
 import torch, triton, triton.language as tl
 from triton.language.extra import libdevice
 from triton.language.extra.cuda import libdevice as cuda_libdevice
@@ -88,36 +89,57 @@ x, out = torch.randn(100), torch.empty(100)
 want = torch.nn.functional.gelu(x) + x.tanh() + (x * x + 1).rsqrt() ** 2
 try:
     _gelu_and_more[(1,)](x, out, 100, BLOCK=128)
-    print(json.dumps(bool(torch.allclose(out, want, rtol=1e-5, atol=1e-6))))
+    RESULT = bool(torch.allclose(out, want, rtol=1e-5, atol=1e-6))
 except Exception:
-    print(json.dumps(False))
+    RESULT = False
 '''
 
 
-def _probe(folder: Path, mode: str, text: str = MASK_PROBE) -> bool:
-    # From a file: the interpreter rewrites a kernel only where it can read its source.
-    script = folder / "probe.py"
-    script.write_text(text)
+PROBES = {"mask": MASK_PROBE, "arguments": ARGUMENTS_PROBE, "libdevice": LIBDEVICE_PROBE}
+# Runs every probe in one process per mode (torch and triton imported once): each from a file
+# of its own, since the interpreter rewrites a kernel only where it can read its source.
+DRIVER = r'''
+import json, runpy, sys
+mode, paths = sys.argv[1], json.loads(sys.argv[2])
+results = {}
+for name, path in paths.items():
+    sys.argv = [path, mode]
+    results[name] = runpy.run_path(path, run_name="__main__")["RESULT"]
+print(json.dumps(results))
+'''
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory):
+    """What each probe's kernel computed, bare and shimmed: {mode: {probe: right or not}}."""
+    folder = tmp_path_factory.mktemp("probes")
+    paths = {}
+    for name, text in PROBES.items():
+        paths[name] = str(folder / f"{name}_probe.py")
+        Path(paths[name]).write_text(text)
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
-                          text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    found = {}
+    for mode in ("bare", "shimmed"):
+        done = subprocess.run([sys.executable, "-c", DRIVER, mode, json.dumps(paths)],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        found[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
-def test_and_or_between_blocks_are_elementwise_as_the_compiler_makes_them(tmp_path):
-    assert _probe(tmp_path, "bare") is False  # the interpreter's own `and`: one side of it
-    assert _probe(tmp_path, "shimmed") is True
+def test_and_or_between_blocks_are_elementwise_as_the_compiler_makes_them(probes):
+    assert probes["bare"]["mask"] is False  # the interpreter's own `and`: one side of it
+    assert probes["shimmed"]["mask"] is True
 
 
-def test_float_and_dtype_arguments_arrive_as_the_compiler_passes_them(tmp_path):
-    assert _probe(tmp_path, "bare", ARGUMENTS_PROBE) is False  # AttributeError on 'float'
-    assert _probe(tmp_path, "shimmed", ARGUMENTS_PROBE) is True
+def test_float_and_dtype_arguments_arrive_as_the_compiler_passes_them(probes):
+    assert probes["bare"]["arguments"] is False  # AttributeError on 'float'
+    assert probes["shimmed"]["arguments"] is True
 
 
-def test_libdevice_functions_compute_in_the_interpreter(tmp_path):
-    assert _probe(tmp_path, "bare", LIBDEVICE_PROBE) is False  # stubs: None, or a raise
-    assert _probe(tmp_path, "shimmed", LIBDEVICE_PROBE) is True
+def test_libdevice_functions_compute_in_the_interpreter(probes):
+    assert probes["bare"]["libdevice"] is False  # stubs: None, or a raise
+    assert probes["shimmed"]["libdevice"] is True
 
 
 RELU_WITH_AND_MASK = '''
@@ -146,10 +168,8 @@ def kernel(x):
 '''
 
 
-def test_a_kernel_masked_with_and_passes_on_the_cpu_backend(registry):
-    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False)
-    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
-        result = evaluator.evaluate("aten.relu", RELU_WITH_AND_MASK)
+def test_a_kernel_masked_with_and_passes_on_the_cpu_backend(cpu_evaluator):
+    result = cpu_evaluator.evaluate("aten.relu", RELU_WITH_AND_MASK)
     assert result.verdict == verdicts.PASS, result.message
 
 
@@ -159,11 +179,9 @@ BODY_ERROR = RELU_WITH_AND_MASK.replace(
     "    tl.store(out_ptr + offsets, y, mask=mask)")
 
 
-def test_an_error_inside_a_kernel_body_names_the_body_line(registry):
+def test_an_error_inside_a_kernel_body_names_the_body_line(cpu_evaluator):
     """The interpreter raises at the launch; the author needs the line of the body."""
-    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False)
-    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
-        result = evaluator.evaluate("aten.relu", BODY_ERROR)
+    result = cpu_evaluator.evaluate("aten.relu", BODY_ERROR)
     assert result.verdict != verdicts.PASS
     assert "in _relu_2d: y = tl.where(x > 0, x, 0.0) + tl.zeros" in result.message, \
         result.message
@@ -174,11 +192,9 @@ OUT_OF_BOUNDS = RELU_WITH_AND_MASK.replace(
     "    tl.store(out_ptr + offsets, tl.where(x > 0, x, 0.0), mask=offsets < M * N + 64)")
 
 
-def test_a_store_past_the_end_is_a_runtime_error_naming_its_line(registry):
+def test_a_store_past_the_end_is_a_runtime_error_naming_its_line(cpu_evaluator):
     """Bare, the interpreter wrote past the output into the runner's heap (a SIGABRT crash)."""
-    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=False)
-    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
-        result = evaluator.evaluate("aten.relu", OUT_OF_BOUNDS)
+    result = cpu_evaluator.evaluate("aten.relu", OUT_OF_BOUNDS)
     assert result.verdict == verdicts.RUNTIME_ERROR, result.message
     assert "out-of-bounds store" in result.message and "'out_ptr'" in result.message
     assert "in _relu_2d: tl.store(out_ptr + offsets" in result.message
