@@ -23,7 +23,7 @@ what a kernel computes on a GPU.
 - Loads and stores outside the launch's tensors: on a GPU a fault or memory of no concern to
   the harness, in the interpreter the runner's own heap (``crashed``, SIGABRT, a different glibc
   message each run, no failing case). Checked against the tensors the launch was passed, they
-  raise an IndexError naming the kernel's line and how far outside which argument they went.
+  raise OutOfBoundsAccess naming the kernel's line and how far outside which argument they went.
 """
 
 from __future__ import annotations
@@ -135,6 +135,11 @@ def _install_arguments(interpreter: Any) -> bool:
 _LAUNCH = threading.local()
 
 
+class OutOfBoundsAccess(IndexError):
+    """A load or store outside the launch's tensors; the runner classifies it by this name as
+    a run-time fault (kgb_core/evaluation/runner.py, ``classify``)."""
+
+
 def _ranges_of(names: list[str], values: list[Any]) -> list[tuple[int, int, str]]:
     ranges: list[tuple[int, int, str]] = []
 
@@ -181,7 +186,7 @@ def _check(kind: str, addresses: Any, mask: Any, itemsize: int) -> None:
     low, high, name = min(ranges, key=lambda r: min(abs(first - r[0]), abs(first - r[1])))
     where = (f"at byte {first - low} of '{name}', which holds {high - low}" if first >= low
              else f"{low - first} bytes before '{name}'")
-    raise IndexError(f"out-of-bounds {kind}: {outside.size} of {active.size} addresses lie "
+    raise OutOfBoundsAccess(f"out-of-bounds {kind}: {outside.size} of {active.size} addresses lie "
                      f"outside every tensor passed to this launch; the first is {where} "
                      f"(a mask that lets lanes past the tensor's end through?)")
 

@@ -265,19 +265,19 @@ HARNESS_RANGE = "kgb::harness"
 _NOT_THE_CANDIDATES = (LAUNCH_RANGE, HARNESS_RANGE)
 
 
+# The C++ range (about 0.8 us a launch on the host, where record_function's op dispatch cost
+# about 8 us), looked up once: every launch of a timed call enters one; record_function where
+# a torch lacks it.
+_RANGE = getattr(torch._C._profiler, "_RecordFunctionFast", None) or \
+    torch.autograd.profiler.record_function
+
+
 def profile_range(name: str, counter: Any):  # noqa: ANN201 - a context manager
     """A profiler range named ``name`` while ``counter``'s calls are profiled (OpProfile);
     nothing otherwise."""
     if not getattr(counter, "profiling", False):
         return contextlib.nullcontext()
-    # The C++ range (about 0.8 us a launch on the host, where record_function's op dispatch
-    # cost about 8 us); record_function where a torch lacks it.
-    fast = getattr(torch._C._profiler, "_RecordFunctionFast", None)
-    if fast is not None:
-        return fast(name)
-    from torch.autograd.profiler import record_function
-
-    return record_function(name)
+    return _RANGE(name)
 
 
 class OpProfile:

@@ -117,8 +117,7 @@ def classify(error: BaseException) -> str:
     if names & {"CompilationError", "CompileTimeAssertionFailure", "InterpreterError"}:
         # An access outside the launch's tensors (the CPU backend's bounds check,
         # kgb_backends/interpreter_shims.py) is a run-time fault on a GPU too.
-        if any(isinstance(cause, IndexError) and str(cause).startswith("out-of-bounds")
-               for cause in _causes(error)):
+        if any(type(cause).__name__ == "OutOfBoundsAccess" for cause in _causes(error)):
             return verdicts.RUNTIME_ERROR
         return verdicts.COMPILE_ERROR
     text = str(error).lower()
@@ -313,8 +312,7 @@ class Runner:
         self._check_recording(recording, "while being timed", calls.count)
         self._check_integrity("while being timed")
         self._check_streams("while being timed, a")
-        leftover = [t.name for t in threading.enumerate()
-                    if t not in threads_before and t.is_alive()]
+        leftover = _threads_started_since(threads_before)
         if calls.left_running or leftover:
             raise CandidateFailure(verdicts.DEFERRED_WORK,
                                    f"while being timed, {max(calls.left_running, 1)} of "
@@ -426,8 +424,7 @@ class Runner:
         # replay the launches did nothing: only tampering counts, then the output.
         if not ghost or recording.tampered or self.counter.mode_violations:
             self._check_recording(recording, "during kernel(...)")
-        leftover = [t.name for t in threading.enumerate()
-                    if t not in threads_before and t.is_alive()]
+        leftover = _threads_started_since(threads_before)
         if self.backend.watch_os_threads:
             leftover += [f"OS thread {task}" for task in _os_threads() - tasks_before]
         if leftover:
@@ -436,6 +433,11 @@ class Runner:
                                    f"own still running ({leftover[0]})")
         self._check_streams("a")
         return actual
+
+
+def _threads_started_since(before: set[threading.Thread]) -> list[str]:
+    """The names of Python threads alive now that were not in ``before``."""
+    return [t.name for t in threading.enumerate() if t not in before and t.is_alive()]
 
 
 def _refuse_torch_work(ops: list[str], lead: str) -> None:
