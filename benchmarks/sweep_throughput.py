@@ -96,60 +96,6 @@ def sweep(args: argparse.Namespace) -> None:
             "timing": not args.no_timing}, indent=2))
 
 
-class PhaseClock:
-    """Wall time per phase of an evaluation, from the judge's side: the fork of a runner, its
-    start (device set up), each kind of request (the runner's work plus the exchange files
-    both ways), the runner's exit, and the judge's own work in between (the rest)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self.counts: dict[str, int] = {}
-        self._patched: list[tuple[type, str, object]] = []
-
-    def add(self, phase: str, seconds: float) -> None:
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
-        self.counts[phase] = self.counts.get(phase, 0) + 1
-
-    def _wrap(self, owner: type, name: str, phase_of) -> None:  # noqa: ANN001
-        original = getattr(owner, name)
-        clock = self
-
-        def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                clock.add(phase_of(args), time.perf_counter() - started)
-
-        self._patched.append((owner, name, original))
-        setattr(owner, name, timed)
-
-    def __enter__(self) -> "PhaseClock":
-        from kgb_core.evaluation.runners import RunnerChannel, RunnerTemplate
-
-        self._wrap(RunnerTemplate, "spawn", lambda a: "fork a runner")
-        self._wrap(RunnerChannel, "wait_ready", lambda a: "runner start (device setup)")
-        self._wrap(RunnerChannel, "request", lambda a: f"request {a[1].get('op')}")
-        self._wrap(RunnerChannel, "finish", lambda a: "runner exit (asked, waited for)")
-        self._wrap(RunnerChannel, "close", lambda a: "channel closed, runner reaped")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for owner, name, original in reversed(self._patched):
-            setattr(owner, name, original)
-
-    def rows(self, wall: float, candidates: int) -> list[list[str]]:
-        # The exit request is timed inside finish(): counted once, there.
-        measured = sum(v for k, v in self.seconds.items() if k != "request exit")
-        table = [[phase, str(self.counts[phase]), f"{seconds:.2f}",
-                  f"{seconds / candidates:.3f}"]
-                 for phase, seconds in sorted(self.seconds.items(), key=lambda kv: -kv[1])]
-        rest = wall - measured
-        table.append(["the judge's own work (the rest)", "-", f"{rest:.2f}",
-                      f"{rest / candidates:.3f}"])
-        return table
-
-
 def profile(args: argparse.Namespace) -> None:
     from kgb_core.plugins import load_registry
     from kgb_core.report import render_table
@@ -167,8 +113,19 @@ def profile(args: argparse.Namespace) -> None:
     chosen = [registry.operator(op_id) for op_id in _spread([s.id for s in specs], args.profile)]
     profiler = cProfile.Profile()
     verdict_counts: dict[str, int] = {}
+    from kgb_core.evaluation.runners import RunnerChannel, RunnerTemplate
+
+    from phase_clock import PhaseClock
+
+    # The judge's side: the runner's own work shows inside the requests (with the exchange
+    # files both ways); the rest is the judge drawing inputs, running references, comparing.
+    phases = (PhaseClock().watch(RunnerTemplate, "spawn", "fork a runner")
+              .watch(RunnerChannel, "wait_ready", "runner start (device setup)")
+              .watch(RunnerChannel, "request", lambda a: f"request {a[1].get('op')}")
+              .watch(RunnerChannel, "finish", "runner exit (asked, waited for)")
+              .watch(RunnerChannel, "close", "channel closed, runner reaped"))
     started = time.perf_counter()
-    with PhaseClock() as phases:
+    with phases:
         profiler.enable()
         for spec in chosen:
             result = judge.evaluate_spec(spec, spec.reference_kernel(), seeds=[0],
@@ -181,7 +138,8 @@ def profile(args: argparse.Namespace) -> None:
           f"(each runner's own work shows as the judge waiting on its channel): {wall:.1f} s "
           f"({wall / len(chosen):.2f} s each), verdicts {verdict_counts}")
     print(render_table(["phase (judge's side)", "times", "s, all", "s per candidate"],
-                       phases.rows(wall, len(chosen))), flush=True)
+                       phases.rows(len(chosen), wall=wall, nested=("request exit",))),
+          flush=True)
     for order in ("cumulative", "tottime"):
         stream = io.StringIO()
         stats = pstats.Stats(profiler, stream=stream)
