@@ -11,8 +11,10 @@ the bare interpreter reduced to one side, storing out of bounds, and Python floa
 arguments, passed as fp32 scalars and constexprs as the compiler passes them, the math of
 ``triton.language.extra.libdevice`` (and ``extra.cuda.libdevice``), stubs in the interpreter,
 and loads and stores checked against the launch's tensors (an access past one is a
-``runtime_error`` naming the kernel's line, not the runner's heap corrupted). Still open from
-issue 22: bf16 arithmetic (bf16 cases are skipped), a module-level alias of a ``tl.math``
+``runtime_error`` naming the kernel's line, not the runner's heap corrupted), and bf16
+arithmetic, which the interpreter did on bit patterns and the shim does through fp32 (bf16
+cases run here; atomics on bf16 memory and ``tl.dot_scaled`` still do not, see
+``Quirks.unsupported_tl``). Still open from issue 22: a module-level alias of a ``tl.math``
 function, atomics outside the bounds check, and a verdict detail for a backend gap.
 """
 
@@ -20,24 +22,21 @@ from __future__ import annotations
 
 import os
 
+from kgb_backends import interpreter_bf16
 from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
 from kgb_core.operators import SMALL
 from kgb_core.timing import Timer, TimingSettings, WallClockTimer
-
-# Measured on Triton 3.9 (shared/notes/triton-interpreter-facts.md): bf16 arithmetic and
-# tl.dot on bf16 operands give garbage in the interpreter, so a correct kernel can fail there.
-_BF16_REASON = ("Triton's interpreter computes bf16 arithmetic and bf16 tl.dot wrongly "
-                "(measured on Triton 3.9); bf16 cases run on GPU backends only")
-
 
 class CpuInterpreterBackend(Backend):
     name = "cpu"
     description = "Triton's interpreter on CPU tensors (correctness anywhere; timings are not performance)"
     quirks = Quirks(
         device_type="cpu",
-        skipped_dtypes={"bfloat16": _BF16_REASON},
-        unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",),
+        # bf16 runs: the interpreter's bf16 arithmetic is done through fp32 by a shim
+        # (kgb_backends/interpreter_bf16.py), except what it names here.
+        unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",
+                        *(f"bf16: {gap}" for gap in interpreter_bf16.REMAINING_GAPS)),
         prompt_hints=(
             "Kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors: "
             "keep block sizes modest (<= 1024 elements per program) since each program is "

@@ -78,15 +78,23 @@ def _implementation(compute: Callable[..., Any], mask: bool) -> Callable[..., An
         import triton.language as tl
         from triton.runtime.interpreter import TensorHandle
 
+        from kgb_backends.interpreter_bf16 import narrow, widen
+
         operands = [_operand(arg) for arg in args]
         tensors = [tensor for _, tensor in operands if tensor is not None]
         if not tensors:
             raise TypeError("libdevice needs a tensor operand")
         scalar = tensors[0].handle.dtype
+        # A bf16 block's data are its bits (interpreter_bf16.py): its values are computed on.
+        values = [widen(data) if tensor is not None and tensor.handle.dtype == tl.bfloat16
+                  else data for data, tensor in operands]
         result = compute(*[torch.from_numpy(np.asarray(data, dtype=np.float64))
-                           for data, _ in operands]).numpy()
+                           for data in values]).numpy()
         element = tl.int1 if mask else scalar
-        data = result.astype(np.bool_ if mask else tensors[0].handle.data.dtype)
+        if not mask and scalar == tl.bfloat16:
+            data = narrow(result.astype(np.float32))
+        else:
+            data = result.astype(np.bool_ if mask else tensors[0].handle.data.dtype)
         blocks = [t for t in tensors if t.type.is_block()]
         kind = tl.block_type(element, list(data.shape)) if blocks else element
         return tl.tensor(TensorHandle(data, element), kind)

@@ -20,6 +20,8 @@ what a kernel computes on a GPU.
   interpreter converts ints and bools (``_implicit_cvt``).
 - ``triton.language.extra.libdevice``: stubs in the interpreter, given an implementation
   (kgb_backends/interpreter_libdevice.py).
+- bf16 arithmetic: the interpreter computed on bf16 blocks' bit patterns as integers; the
+  shim computes through fp32 and rounds each result to bf16 (kgb_backends/interpreter_bf16.py).
 - Loads and stores outside the launch's tensors: on a GPU a fault or memory of no concern to
   the harness, in the interpreter the runner's own heap (``crashed``, SIGABRT, a different glibc
   message each run, no failing case). Checked against the tensors the launch was passed, they
@@ -80,12 +82,13 @@ def install() -> tuple[str, ...]:
         from triton.runtime import interpreter
     except ImportError:
         return ()
-    from kgb_backends import interpreter_libdevice
+    from kgb_backends import interpreter_bf16, interpreter_libdevice
 
     shims = (("and/or on blocks", _install_boolean),
              ("float and dtype arguments", _install_arguments),
              ("libdevice", lambda _: interpreter_libdevice.install()),
-             ("bounds-checked loads and stores", _install_bounds))
+             ("bounds-checked loads and stores", _install_bounds),
+             ("bf16 arithmetic", interpreter_bf16.install))
     return tuple(name for name, shim in shims if shim(interpreter))
 
 

@@ -5,7 +5,7 @@ their dtype, with the native call kept as the timing baseline.
 On an H200 a correct fp32-accumulating kernel failed against the native bf16 calls (ATen adds
 the bias to cuDNN's already rounded conv output, baddbmm was one rounding of the product off,
 ATen's bf16 linspace rounds its indices), so these pin the rule with torch alone, on the CPU,
-where Triton's interpreter cannot run bf16 kernels at all.
+with torch alone.
 """
 
 from __future__ import annotations

@@ -2,20 +2,14 @@
 epilogues, fp8 with per-tensor scales, grouped GEMM): every routine is registered with its
 tags, the cases cover the flags and cuBLAS's layout rules, the references and the timed
 baselines agree and write only their outputs, the reference kernels pass through the CPU
-evaluator (bf16 cases skipped there, checked directly in the interpreter instead), and
+evaluator (bf16 cases included, through the CPU backend's bf16 shim), and
 plausible-but-wrong kernels, each one targeted edit of the reference kernel, are rejected."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 import torch
 
-from conftest import REPO
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.checker import clone_tree
 from kgb_core.evaluation.compare import compare_outputs
@@ -29,19 +23,12 @@ ROUTINES = {
     "cublasLtMatmul_bias_relu", "cublasLtMatmul_bias_gelu", "cublasLtMatmul_bias_gelu_aux",
     "cublasLtMatmul_fp8_e4m3", "cublasGemmGroupedBatchedEx",
 }
-CPU_SKIPPED = load_registry().backend("cpu").quirks.skipped_dtypes
 
 
 @pytest.fixture(scope="module")
 def specs():
     return {spec.name: spec for spec in load_registry().operators(["cublas"])
             if "lt_matmul" in spec.tags}
-
-
-def _cpu_dtype(spec) -> str:
-    """A dtype the CPU backend runs for this routine, else the first (torch on the CPU
-    computes bf16 right; only Triton's interpreter does not)."""
-    return next((d for d in spec.dtypes if d not in CPU_SKIPPED), spec.dtypes[0])
 
 
 def test_family_routines_are_registered_with_tags(specs):
@@ -134,7 +121,7 @@ def test_reference_and_baseline_agree_and_write_only_outputs(specs, name):
     NaN left), and the timed baseline (torch's cuBLAS/cuBLASLt calls on NVIDIA) computes the
     same result."""
     spec = specs[name]
-    dtype = _cpu_dtype(spec)
+    dtype = spec.dtypes[0]
     for case in spec.cases_in([SMALL]):
         inputs = list(spec.make_inputs(InputContext(case, dtype, 0, "cpu")))
         before, baseline_inputs = clone_tree(inputs), clone_tree(inputs)
@@ -160,61 +147,10 @@ def test_reference_and_baseline_agree_and_write_only_outputs(specs, name):
 def test_reference_kernel_passes_on_the_cpu_evaluator(cpu_evaluator, specs, name):
     spec = specs[name]
     result = cpu_evaluator.evaluate(spec.id, spec.reference_kernel())
-    runnable = [d for d in spec.dtypes if d not in CPU_SKIPPED]
-    if not runnable:
-        # Every case is bf16: skipped on the CPU backend, never passed or failed (the direct
-        # interpreter test below checks these kernels' values).
-        assert result.verdict == verdicts.SKIPPED_UNSUPPORTED, result.message
-        return
     assert result.verdict == verdicts.PASS, result.message
     statuses = {(c["dtype"], c["status"]) for c in result.cases}
-    assert {(d, "pass") for d in runnable} <= statuses
-    assert all(c["status"] == "skipped" for c in result.cases if c["dtype"] in CPU_SKIPPED)
-    if name == "cublasLtMatmul_fp8_e4m3":  # fp8 runs on the CPU, bf16 output does not
-        assert ("float32", "pass") in statuses and ("bfloat16", "skipped") in statuses
-
-
-BF16_SCRIPT = r"""
-import json, sys, types
-from kgb_core.plugins import load_registry
-from kgb_core.operators import SMALL, InputContext
-from kgb_core.evaluation.checker import clone_tree
-from kgb_core.evaluation.compare import compare_outputs
-report = {}
-for spec in load_registry().operators(["cublas"]):
-    if spec.name not in sys.argv[1:]:
-        continue
-    module = types.ModuleType("reference_kernel")
-    exec(compile(spec.reference_kernel(), spec.name, "exec"), module.__dict__)
-    for case in spec.cases_in([SMALL]):
-        inputs = list(spec.make_inputs(InputContext(case, "bfloat16", 0, "cpu")))
-        expected = clone_tree(inputs)
-        spec.reference(*expected)
-        module.kernel(*inputs)
-        tolerance = spec.tolerance("bfloat16", case.params)
-        report[spec.name + "/" + case.name] = [
-            compare_outputs(inputs[i], expected[i], tolerance).message
-            for i in spec.mutated_args]
-print(json.dumps(report))
-"""
-BF16_ROUTINES = ["cublasGemmEx_bf16_f32", "cublasLtMatmul_bias_gelu_aux",
-                 "cublasLtMatmul_fp8_e4m3", "cublasGemmGroupedBatchedEx"]
-
-
-def test_bf16_reference_kernels_are_right_in_the_interpreter(specs):
-    """The CPU backend skips bf16 cases (the interpreter's bf16 arithmetic is wrong), so these
-    kernels upcast bf16 to fp32 on the CPU; run them directly in the interpreter on bf16 to
-    show that their bf16 path is right, not merely unchecked."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-c", BF16_SCRIPT, *BF16_ROUTINES],
-                          capture_output=True, text=True, env=env, cwd=str(REPO), timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    expected = {f"{name}/{case.name}" for name in BF16_ROUTINES
-                for case in specs[name].cases_in([SMALL])}
-    assert set(report) == expected
-    failures = {key: messages for key, messages in report.items() if any(messages)}
-    assert not failures, failures
+    assert {(d, "pass") for d in spec.dtypes} <= statuses  # bf16 included
+    assert not [c for c in result.cases if c["status"] == "skipped"]
 
 
 # (routine, what the edit breaks, [(text in the reference kernel, its wrong replacement)]).

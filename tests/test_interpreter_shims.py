@@ -95,7 +95,46 @@ except Exception:
 '''
 
 
-PROBES = {"mask": MASK_PROBE, "arguments": ARGUMENTS_PROBE, "libdevice": LIBDEVICE_PROBE}
+# bf16 as published kernels compute it: elementwise arithmetic on bf16 blocks (SwiGLU-style
+# gating), a max over negative values, a dot of bf16 tiles, a bf16 block cast to an integer,
+# each against torch doing the same in fp32 with the same roundings.
+BF16_PROBE = r'''
+import sys
+import torch, triton, triton.language as tl
+if sys.argv[1] == "shimmed":
+    from kgb_backends.interpreter_shims import install
+    assert "bf16 arithmetic" in install()
+
+@triton.jit
+def _bf16_ops(a_ptr, b_ptr, t_ptr, gate_ptr, max_ptr, dot_ptr, int_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    tile = r[:, None] * B + r[None, :]
+    a = tl.load(a_ptr + tile)
+    b = tl.load(b_ptr + tile)
+    tl.store(gate_ptr + tile, a * b - b)
+    tl.store(max_ptr + r, tl.max(-tl.abs(a), axis=1))
+    tl.store(dot_ptr + tile, tl.dot(a, b))
+    tl.store(int_ptr + r, (tl.load(t_ptr + r) * 4).to(tl.int32))
+
+B = 16
+a, b = torch.randn(B, B, dtype=torch.bfloat16), torch.randn(B, B, dtype=torch.bfloat16)
+t = torch.randn(B, dtype=torch.bfloat16) * 8
+gate, mx = torch.empty_like(a), torch.empty(B, dtype=torch.bfloat16)
+dot, ints = torch.empty(B, B), torch.empty(B, dtype=torch.int32)
+try:
+    _bf16_ops[(1,)](a, b, t, gate, mx, dot, ints, B=B)
+    want_gate = ((a.float() * b.float()).bfloat16().float() - b.float()).bfloat16()
+    RESULT = bool(torch.equal(gate, want_gate)
+                  and torch.equal(mx, (-a.abs()).amax(dim=1))
+                  and torch.allclose(dot, a.float() @ b.float(), rtol=1e-5, atol=1e-5)
+                  and torch.equal(ints, (t * 4).float().to(torch.int32)))
+except Exception:
+    RESULT = False
+'''
+
+
+PROBES = {"mask": MASK_PROBE, "arguments": ARGUMENTS_PROBE, "libdevice": LIBDEVICE_PROBE,
+          "bf16": BF16_PROBE}
 # Runs every probe in one process per mode (torch and triton imported once): each from a file
 # of its own, since the interpreter rewrites a kernel only where it can read its source.
 DRIVER = r'''
@@ -140,6 +179,34 @@ def test_float_and_dtype_arguments_arrive_as_the_compiler_passes_them(probes):
 def test_libdevice_functions_compute_in_the_interpreter(probes):
     assert probes["bare"]["libdevice"] is False  # stubs: None, or a raise
     assert probes["shimmed"]["libdevice"] is True
+
+
+def test_bf16_blocks_compute_as_fp32_rounded_to_bf16(probes):
+    assert probes["bare"]["bf16"] is False  # arithmetic on the bit patterns
+    assert probes["shimmed"]["bf16"] is True
+
+
+def test_bf16_rounding_is_torchs_to_nearest_even():
+    """The shim's fp32 -> bf16 rounding against torch's, on random values, exact ties,
+    subnormals, the overflow edge, infinities and NaN."""
+    import torch
+
+    from kgb_backends.interpreter_bf16 import narrow, widen
+
+    generator = torch.Generator().manual_seed(0)
+    values = torch.cat([
+        torch.randn(20000, generator=generator) * torch.logspace(-40, 38, 20000),
+        # ties: a bf16 value plus exactly half of its last place, both parities
+        (torch.arange(1, 200, dtype=torch.int32) << 16 | 0x8000).view(torch.float32),
+        torch.tensor([0.0, -0.0, 1e-45, -1e-45, 3.3961514e38, 3.4028235e38, float("inf"),
+                      float("-inf"), float("nan")])])
+    ours = torch.from_numpy(narrow(values.numpy()).view("int16")).view(torch.bfloat16)
+    theirs = values.bfloat16()
+    assert torch.equal(ours.isnan(), theirs.isnan())
+    finite = ~theirs.isnan()
+    assert torch.equal(ours[finite].view(torch.int16), theirs[finite].view(torch.int16))
+    round_trip = widen(theirs[finite].view(torch.int16).numpy().view("uint16"))
+    assert torch.equal(torch.from_numpy(round_trip), theirs[finite].float())
 
 
 RELU_WITH_AND_MASK = '''

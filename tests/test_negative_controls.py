@@ -109,7 +109,7 @@ def _skip_reason(spec, control):
     if control == "input" and spec.id in NO_TENSOR_ARGUMENT:
         return "the operator takes no tensor argument"
     if all(dtype in CPU_SKIPPED for dtype in spec.dtypes):
-        return "the CPU backend skips every dtype of this operator (bf16 only)"
+        return "the CPU backend skips every dtype of this operator"
     return None
 
 

@@ -19,12 +19,11 @@ computes exactly that where it cannot fuse it (aten/src/ATen/native/cuda/Blas.cp
 addmm_out_cuda_impl). The int8 reference is exact (``torch._int_mm`` where its cuBLASLt
 layout applies, else an fp64 product, exact for these sums), compared exactly.
 
-Triton's CPU interpreter computes bf16 wrongly (shared/notes/triton-interpreter-facts.md),
-so the CPU backend skips every bf16 case (its ``skipped_dtypes`` quirk): the bf16 GemmEx routine
-has no case the CPU backend runs, and the fp8 routine's bf16-output cases are skipped there.
-fp8 arithmetic itself works in the interpreter (``tl.dot`` on float8e4nv operands matched the
-fp32 product of the same values to within fp32 rounding, Triton 3.9), so the fp8 routine's
-fp32-output cases run on the CPU.
+Triton's CPU interpreter computes bf16 on bit patterns (shared/notes/triton-interpreter-facts.md);
+the CPU backend's shim computes it through fp32 (kgb_backends/interpreter_bf16.py), so every
+bf16 case runs there too. fp8 arithmetic itself works in the interpreter (``tl.dot`` on
+float8e4nv operands matched the fp32 product of the same values to within fp32 rounding,
+Triton 3.9).
 """
 
 from __future__ import annotations
@@ -116,8 +115,6 @@ def _gemm_ex_baseline(transa, transb, m, n, k, alpha, a, atype, lda, b, btype, l
 
 def _gemm_ex_spec(name: str, dtype: str) -> OperatorSpec:
     type_name = _TYPE_NAMES[dtype]
-    cpu_note = (" Triton's CPU interpreter computes bf16 wrongly, so the CPU backend skips "
-                "this routine's cases; they run on GPU backends.") if dtype == "bfloat16" else ""
     return cublas_op(
         name,
         signature="kernel(transa: str, transb: str, m: int, n: int, k: int, alpha: float, "
@@ -134,7 +131,7 @@ def _gemm_ex_spec(name: str, dtype: str) -> OperatorSpec:
             "NaN in it must not reach the output. The reference is composed (the fp32 product "
             "of the upcast inputs, rounded once); the timed baseline on GPUs is torch's "
             f"native {dtype} addmm_ on the buffers' views, which is this cuBLAS call."
-            + cpu_note + COLUMN_MAJOR_NOTE),
+            + COLUMN_MAJOR_NOTE),
         reference=_gemm_ex_reference,
         make_inputs=_gemm_ex_inputs,
         cases=GEMM_EX_CASES,
@@ -549,9 +546,8 @@ def _fp8_spec() -> OperatorSpec:
             "(cuBLASLt's fp8 matmul on NVIDIA, without fast accumulation) where it applies "
             "(alpha == 1, m a multiple of 16), else composed from the fp32 product of the e4m3 "
             "values. fp8 tensors exist on H100/H200-class GPUs (sm_89+); Triton's interpreter "
-            "computes fp8 dots right, so the float32-output cases run on the CPU backend too, "
-            "while its bfloat16-output cases are skipped there (the interpreter computes bf16 "
-            "wrongly)." + COLUMN_MAJOR_NOTE),
+            "computes fp8 dots right, so these cases run on the CPU backend too." +
+            COLUMN_MAJOR_NOTE),
         reference=_fp8_reference,
         make_inputs=_fp8_inputs,
         cases=FP8_CASES,

@@ -71,7 +71,8 @@ def _product(a_base, b_base, offs_m, offs_n, M, N, K, stride_am, stride_ak, stri
             acc += tl.dot(a, b, max_num_imprecise_acc=0)
         else:
             if UPCAST:
-                # Triton's CPU interpreter computes bf16 dots wrongly; exact fp32 instead.
+                # On the CPU, exact fp32 products: a bare Triton interpreter (without the
+                # CPU backend's bf16 shim) computes bf16 dots on bit patterns.
                 a = a.to(tl.float32)
                 b = b.to(tl.float32)
             # "ieee": fp32 operands get exact fp32 products (no TF32), as cuBLAS's compute
