@@ -14,8 +14,9 @@ and loads and stores checked against the launch's tensors (an access past one is
 ``runtime_error`` naming the kernel's line, not the runner's heap corrupted), and bf16
 arithmetic, which the interpreter did on bit patterns and the shim does through fp32 (bf16
 cases run here; atomics on bf16 memory and ``tl.dot_scaled`` still do not, see
-``Quirks.unsupported_tl``). Still open from issue 22: a module-level alias of a ``tl.math``
-function, atomics outside the bounds check, and a verdict detail for a backend gap.
+``Quirks.unsupported_tl``), and module-level aliases of ``tl``'s builtins. Still open from
+issue 22: atomics outside the bounds check, and a verdict detail for a backend gap. What the
+interpreter does with and without the shims: docs/cpu-interpreter.md.
 """
 
 from __future__ import annotations

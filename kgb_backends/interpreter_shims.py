@@ -20,9 +20,11 @@ what a kernel computes on a GPU.
   interpreter converts ints and bools (``_implicit_cvt``).
 - ``triton.language.extra.libdevice``: stubs in the interpreter, given an implementation
   (kgb_backends/interpreter_libdevice.py).
+- Module-level aliases of Triton builtins (``erf = tl.math.erf``): patched for a launch as
+  ``tl``'s own attributes are (``_install_aliases``).
 - bf16 arithmetic: the interpreter computed on bf16 blocks' bit patterns as integers; the
   shim computes through fp32 and rounds each result to bf16 (kgb_backends/interpreter_bf16.py).
-- Loads and stores outside the launch's tensors: on a GPU a fault or memory of no concern to
+- Loads, stores and atomics outside the launch's tensors: on a GPU a fault or memory of no concern to
   the harness, in the interpreter the runner's own heap (``crashed``, SIGABRT, a different glibc
   message each run, no failing case). Checked against the tensors the launch was passed, they
   raise OutOfBoundsAccess naming the kernel's line and how far outside which argument they went.
@@ -88,7 +90,8 @@ def install() -> tuple[str, ...]:
              ("float and dtype arguments", _install_arguments),
              ("libdevice", lambda _: interpreter_libdevice.install()),
              ("bounds-checked loads and stores", _install_bounds),
-             ("bf16 arithmetic", interpreter_bf16.install))
+             ("bf16 arithmetic", interpreter_bf16.install),
+             ("module-level aliases of tl functions", _install_aliases))
     return tuple(name for name, shim in shims if shim(interpreter))
 
 
@@ -126,6 +129,52 @@ def _install_arguments(interpreter: Any) -> bool:
 
     implicit_cvt._kgb_arguments = True  # type: ignore[attr-defined]
     interpreter._implicit_cvt = implicit_cvt
+    return True
+
+
+def _install_aliases(interpreter: Any) -> bool:
+    """``erf = tl.math.erf`` (or ``from triton.language.math import rsqrt``) at a module's top
+    level binds the builtin itself, which the compiler resolves inside a kernel; the interpreter
+    patches ``tl``'s attributes for a launch (``_patch_lang``), not names that hold its
+    builtins, and the kernel failed with "_semantic argument must be provided". The launched
+    kernel's module names that hold a Triton builtin are patched the same way for the launch."""
+    original = getattr(interpreter, "_patch_lang", None)
+    semantic = getattr(interpreter, "interpreter_semantic", None)
+    if original is None or semantic is None:
+        return False
+    if getattr(original, "_kgb_aliases", False):
+        return True
+    import triton.language as tl
+
+    is_builtin = getattr(tl.core, "is_builtin", None)
+    if is_builtin is None:
+        return False
+
+    def interpreted(member: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            kwargs.pop("_semantic", None)
+            return member(*args, **kwargs, _semantic=semantic)
+        call.__name__ = getattr(member, "__name__", "builtin")
+        return call
+
+    def patch_lang(fn: Any) -> Any:
+        scope = original(fn)
+        names = fn.__globals__
+        replaced = [(name, value) for name, value in list(names.items())
+                    if not name.startswith("__") and callable(value) and is_builtin(value)]
+        for name, value in replaced:
+            names[name] = interpreted(value)
+        restore = getattr(scope, "restore", None)
+        if replaced and restore is not None:
+            def restore_all() -> None:
+                restore()
+                for name, value in replaced:
+                    names[name] = value
+            scope.restore = restore_all
+        return scope
+
+    patch_lang._kgb_aliases = True  # type: ignore[attr-defined]
+    interpreter._patch_lang = patch_lang
     return True
 
 
@@ -259,4 +308,26 @@ def _install_bounds(interpreter: Any) -> bool:
     executor._init_args_hst = init_args_hst
     builder.create_masked_load = masked_load
     builder.create_masked_store = masked_store
+    _install_atomic_bounds(builder)
     return True
+
+
+def _install_atomic_bounds(builder: Any) -> None:
+    """Read-modify-write and compare-and-swap atomics, checked as loads and stores are (an
+    atomic's load and store go through the interpreter's C++, not create_masked_*)."""
+    import numpy as np
+
+    rmw = getattr(builder, "create_atomic_rmw", None)
+    cas = getattr(builder, "create_atomic_cas", None)
+    if rmw is not None:
+        def atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+            _check("atomic", ptr.data, mask.data, np.asarray(val.data).dtype.itemsize)
+            return rmw(self, op, ptr, val, mask, *rest)
+
+        builder.create_atomic_rmw = atomic_rmw
+    if cas is not None:
+        def atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
+            _check("atomic", ptr.data, True, np.asarray(val.data).dtype.itemsize)
+            return cas(self, ptr, cmp, val, *rest)
+
+        builder.create_atomic_cas = atomic_cas

@@ -22,7 +22,8 @@ CORPUS = [
     ("relu_syntax_error.py", "aten.relu", verdicts.COMPILE_ERROR),
     ("relu_bad_triton.py", "aten.relu", verdicts.COMPILE_ERROR),
     ("relu_exits.py", "aten.relu", verdicts.CRASHED),
-    ("relu_segfaults.py", "aten.relu", verdicts.CRASHED),
+    ("relu_kills_itself.py", "aten.relu", verdicts.CRASHED),
+    ("relu_atomic_far_outside.py", "aten.relu", verdicts.RUNTIME_ERROR),
 ]
 
 

@@ -133,8 +133,34 @@ except Exception:
 '''
 
 
+# Module-level aliases of tl's builtins, as some published kernels bind them at import.
+ALIAS_PROBE = r'''
+import sys
+import torch, triton, triton.language as tl
+from triton.language.math import rsqrt as fast_rsqrt
+if sys.argv[1] == "shimmed":
+    from kgb_backends.interpreter_shims import install
+    assert "module-level aliases of tl functions" in install()
+erf = tl.math.erf
+exp = tl.exp
+
+@triton.jit
+def _aliased(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n)
+    tl.store(out_ptr + offsets, erf(x) + exp(x) + fast_rsqrt(x * x + 1.0), mask=offsets < n)
+
+x, out = torch.randn(50), torch.empty(50)
+try:
+    _aliased[(1,)](x, out, 50, BLOCK=64)
+    RESULT = bool(torch.allclose(out, x.erf() + x.exp() + (x * x + 1).rsqrt(), atol=1e-6))
+except Exception:
+    RESULT = False
+'''
+
+
 PROBES = {"mask": MASK_PROBE, "arguments": ARGUMENTS_PROBE, "libdevice": LIBDEVICE_PROBE,
-          "bf16": BF16_PROBE}
+          "bf16": BF16_PROBE, "aliases": ALIAS_PROBE}
 # Runs every probe in one process per mode (torch and triton imported once): each from a file
 # of its own, since the interpreter rewrites a kernel only where it can read its source.
 DRIVER = r'''
@@ -179,6 +205,11 @@ def test_float_and_dtype_arguments_arrive_as_the_compiler_passes_them(probes):
 def test_libdevice_functions_compute_in_the_interpreter(probes):
     assert probes["bare"]["libdevice"] is False  # stubs: None, or a raise
     assert probes["shimmed"]["libdevice"] is True
+
+
+def test_module_level_aliases_of_tl_builtins_work_in_a_kernel(probes):
+    assert probes["bare"]["aliases"] is False  # "_semantic argument must be provided"
+    assert probes["shimmed"]["aliases"] is True
 
 
 def test_bf16_blocks_compute_as_fp32_rounded_to_bf16(probes):

@@ -28,7 +28,7 @@ from kgb_core.sweep import evaluation_settings, plan_sweep, run_sweep  # noqa: E
 
 # aten.exp's candidate takes 3 s to import: long enough to kill its actor mid-evaluation.
 SLOW = "import time\ntime.sleep(3)\n"
-FILES = {"aten.add": "add_wrong_values.py", "aten.neg": "relu_segfaults.py"}
+FILES = {"aten.add": "add_wrong_values.py", "aten.neg": "relu_exits.py"}
 EXPECTED = {"aten.add": verdicts.WRONG_OUTPUT, "aten.neg": verdicts.CRASHED,
             "aten.relu": verdicts.PASS, "aten.exp": verdicts.PASS, "aten.abs": verdicts.PASS}
 

@@ -23,7 +23,7 @@ from conftest import REPO
 
 FILES = {
     "aten.relu": "relu_hangs.py",
-    "aten.neg": "relu_segfaults.py",
+    "aten.neg": "relu_atomic_far_outside.py",
     "aten.add": "add_wrong_values.py",
     "aten.abs": "relu_exits.py",
 }
@@ -44,7 +44,7 @@ def test_a_sweep_survives_hangs_crashes_and_wrong_answers(tmp_path):
         rows = {row["op"]: row["verdict"] for row in store.results(outcome.run_id)}
     assert rows == {
         "aten.relu": verdicts.TIMEOUT,
-        "aten.neg": verdicts.CRASHED,
+        "aten.neg": verdicts.RUNTIME_ERROR,
         "aten.add": verdicts.WRONG_OUTPUT,
         "aten.abs": verdicts.CRASHED,
         "aten.sin": verdicts.NO_CANDIDATE,
