@@ -178,8 +178,10 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None) -> torch.T
         if size > limit_bytes:
             raise ExchangeError(f"{os.path.basename(path)} holds {size} bytes, over the limit "
                                 f"of {limit_bytes}")
-        data = bytearray(size)
-        view, done = memoryview(data), 0
+        # Read straight into a tensor's memory, never zeroed first (a bytearray of a large
+        # case's 64 MB was zeroed, then overwritten).
+        data = torch.empty(size, dtype=torch.uint8)
+        view, done = memoryview(data.numpy()).cast("B"), 0
         while done < size:
             got = os.readv(fd, [view[done:]])
             if got == 0:
@@ -189,7 +191,7 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None) -> torch.T
         os.close(fd)
     if done != size:
         raise ExchangeError(f"{os.path.basename(path)} ended early")
-    return torch.frombuffer(data, dtype=torch.uint8) if size else torch.empty(0, dtype=torch.uint8)
+    return data
 
 
 def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:

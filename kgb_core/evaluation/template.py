@@ -122,6 +122,7 @@ class Template:
         self.host_memory_limit = config.get("host_memory_limit")
         self.limits = config.get("limits") or {}
         self.child: int | None = None
+        self.child_fd: int | None = None  # the runner's pidfd, where the kernel has them
         self.child_scratch = ""
         self.killed_for_memory = 0
         self._buffer = b""
@@ -133,8 +134,12 @@ class Template:
     def serve(self) -> int:
         self.send({"type": "ready", "pid": os.getpid(), "sandboxed": self.sandboxed})
         while True:
-            ready, _, _ = select.select([self.control], [], [], 0.25 if self.child else None)
-            if ready:
+            # The runner's pidfd wakes this loop the moment the runner exits (the judge waits
+            # for that news after every candidate: a quarter-second poll cost 0.12 s a
+            # candidate on average); the timeout keeps its memory watched meanwhile.
+            watched = [self.control] + ([self.child_fd] if self.child_fd is not None else [])
+            ready, _, _ = select.select(watched, [], [], 0.25 if self.child else None)
+            if self.control in ready:
                 data, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 4)
                 if not data:
                     self._end_child()
@@ -170,6 +175,10 @@ class Template:
                 os._exit(code)
         os.close(channel)
         self.child, self.child_scratch, self.killed_for_memory = pid, scratch, 0
+        try:
+            self.child_fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # Linux before 5.3, or no such call here: polled
+            self.child_fd = None
         self.send({"type": "spawned", "pid": pid})
 
     def _become_runner(self, channel: int, message: dict[str, Any]) -> int:
@@ -245,6 +254,9 @@ class Template:
                    "returncode": os.waitstatus_to_exitcode(status),
                    "killed_for_memory": self.killed_for_memory, "strays": strays})
         self.child = None
+        if self.child_fd is not None:
+            os.close(self.child_fd)
+            self.child_fd = None
         self._clean_scratch()
 
     def _strays(self) -> set[int]:
