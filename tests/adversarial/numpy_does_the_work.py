@@ -1,9 +1,9 @@
 # op: aten.relu
 # expect: host_read
 # screen: rejected
-# expect-nvidia: runtime_error (numpy has no bf16: it crashes on the GPU's first bf16 case, a 0-d one within the host-read budget)
 # Computes with numpy (invisible to the torch-op recorder) and launches a Triton kernel
-# that does nothing useful; the recorders count its reads of the input on the host.
+# that does nothing useful; the recorders count its reads of the input on the host. (Through
+# fp32, since numpy has no bf16: the values come back rounded to the input's dtype.)
 import numpy as np
 import torch
 import triton
@@ -25,5 +25,5 @@ def _launch_something(x):
 
 def kernel(x):
     _launch_something(x)
-    values = np.asarray(np.maximum(x.detach().cpu().numpy(), 0))
-    return torch.from_numpy(values).to(x.device)
+    values = np.asarray(np.maximum(x.detach().float().cpu().numpy(), 0))
+    return torch.from_numpy(values).to(x.device, x.dtype)
