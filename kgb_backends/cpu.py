@@ -13,9 +13,8 @@ arguments, passed as fp32 scalars and constexprs as the compiler passes them, th
 and loads and stores checked against the launch's tensors (an access past one is a
 ``runtime_error`` naming the kernel's line, not the runner's heap corrupted), and bf16
 arithmetic, which the interpreter did on bit patterns and the shim does through fp32 (bf16
-cases run here; atomics on bf16 memory and ``tl.dot_scaled`` still do not, see
-``Quirks.unsupported_tl``), and module-level aliases of ``tl``'s builtins. Still open from
-issue 22: atomics outside the bounds check, and a verdict detail for a backend gap. What the
+cases run here), module-level aliases of ``tl``'s builtins, and atomics, bounds-checked as
+loads and stores are. What the
 interpreter does with and without the shims: docs/cpu-interpreter.md.
 """
 
@@ -23,7 +22,6 @@ from __future__ import annotations
 
 import os
 
-from kgb_backends import interpreter_bf16
 from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
 from kgb_core.operators import SMALL
@@ -35,9 +33,8 @@ class CpuInterpreterBackend(Backend):
     quirks = Quirks(
         device_type="cpu",
         # bf16 runs: the interpreter's bf16 arithmetic is done through fp32 by a shim
-        # (kgb_backends/interpreter_bf16.py), except what it names here.
-        unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",
-                        *(f"bf16: {gap}" for gap in interpreter_bf16.REMAINING_GAPS)),
+        # (kgb_backends/interpreter_bf16.py); docs/cpu-interpreter.md says what else differs.
+        unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",),
         prompt_hints=(
             "Kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors: "
             "keep block sizes modest (<= 1024 elements per program) since each program is "

@@ -89,8 +89,9 @@ def install() -> tuple[str, ...]:
     shims = (("and/or on blocks", _install_boolean),
              ("float and dtype arguments", _install_arguments),
              ("libdevice", lambda _: interpreter_libdevice.install()),
-             ("bounds-checked loads and stores", _install_bounds),
+             # bf16 before the bounds check: an atomic's check then wraps its bf16 path too.
              ("bf16 arithmetic", interpreter_bf16.install),
+             ("bounds-checked loads and stores", _install_bounds),
              ("module-level aliases of tl functions", _install_aliases))
     return tuple(name for name, shim in shims if shim(interpreter))
 

@@ -52,9 +52,9 @@ def test_ops_listing_filters_and_show():
 def test_backends_json_says_why_one_is_unavailable():
     entries = {e["name"]: e for e in json.loads(kgb("backends", "--json").stdout)}
     assert entries["cpu"]["available"] is True
-    # bf16 runs on the CPU backend; what of it still cannot is named among its quirks.
+    # bf16 runs on the CPU backend (its interpreter shim); what it cannot run is named.
     assert "bfloat16" not in entries["cpu"]["quirks"]["skipped_dtypes"]
-    assert any("atomics on bf16" in gap for gap in entries["cpu"]["quirks"]["unsupported_tl"])
+    assert any("tanh" in gap for gap in entries["cpu"]["quirks"]["unsupported_tl"])
     if not entries["nvidia"]["available"]:
         assert "NVIDIA" in entries["nvidia"]["reason"] or "CUDA" in entries["nvidia"]["reason"]
 

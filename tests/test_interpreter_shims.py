@@ -106,7 +106,8 @@ if sys.argv[1] == "shimmed":
     assert "bf16 arithmetic" in install()
 
 @triton.jit
-def _bf16_ops(a_ptr, b_ptr, t_ptr, gate_ptr, max_ptr, dot_ptr, int_ptr, B: tl.constexpr):
+def _bf16_ops(a_ptr, b_ptr, t_ptr, gate_ptr, max_ptr, dot_ptr, int_ptr, acc_ptr,
+              B: tl.constexpr):
     r = tl.arange(0, B)
     tile = r[:, None] * B + r[None, :]
     a = tl.load(a_ptr + tile)
@@ -115,19 +116,24 @@ def _bf16_ops(a_ptr, b_ptr, t_ptr, gate_ptr, max_ptr, dot_ptr, int_ptr, B: tl.co
     tl.store(max_ptr + r, tl.max(-tl.abs(a), axis=1))
     tl.store(dot_ptr + tile, tl.dot(a, b))
     tl.store(int_ptr + r, (tl.load(t_ptr + r) * 4).to(tl.int32))
+    tl.atomic_add(acc_ptr + r % 4, tl.load(t_ptr + r))
 
 B = 16
 a, b = torch.randn(B, B, dtype=torch.bfloat16), torch.randn(B, B, dtype=torch.bfloat16)
 t = torch.randn(B, dtype=torch.bfloat16) * 8
 gate, mx = torch.empty_like(a), torch.empty(B, dtype=torch.bfloat16)
 dot, ints = torch.empty(B, B), torch.empty(B, dtype=torch.int32)
+acc, want_acc = torch.zeros(4, dtype=torch.bfloat16), torch.zeros(4, dtype=torch.bfloat16)
+for lane in range(B):  # atomics one lane after another, each sum rounded to bf16
+    want_acc[lane % 4] = (want_acc[lane % 4].float() + t[lane].float()).bfloat16()
 try:
-    _bf16_ops[(1,)](a, b, t, gate, mx, dot, ints, B=B)
+    _bf16_ops[(1,)](a, b, t, gate, mx, dot, ints, acc, B=B)
     want_gate = ((a.float() * b.float()).bfloat16().float() - b.float()).bfloat16()
     RESULT = bool(torch.equal(gate, want_gate)
                   and torch.equal(mx, (-a.abs()).amax(dim=1))
                   and torch.allclose(dot, a.float() @ b.float(), rtol=1e-5, atol=1e-5)
-                  and torch.equal(ints, (t * 4).float().to(torch.int32)))
+                  and torch.equal(ints, (t * 4).float().to(torch.int32))
+                  and torch.equal(acc, want_acc))
 except Exception:
     RESULT = False
 '''
