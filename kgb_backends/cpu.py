@@ -44,6 +44,16 @@ class CpuInterpreterBackend(Backend):
         ),
         case_tiers=(SMALL,),
         timed_tiers=(SMALL,),
+        known_gaps=(
+            (r"inline_asm not supported in interpreter mode",
+             "inline assembly (tl.inline_asm_elementwise) cannot run in Triton's interpreter"),
+            (r"extern_elementwise not supported in interpreter mode",
+             "tl.extern_elementwise cannot run in Triton's interpreter (the libdevice functions "
+             "kgb's shim implements can: docs/cpu-interpreter.md)"),
+            (r"module 'triton\.language\.math' has no attribute 'tanh'",
+             "tl.math.tanh does not exist in this Triton's interpreter; libdevice.tanh "
+             "(triton.language.extra.libdevice) runs here"),
+        ),
     )
     watch_os_threads = True
     auto_detect = False  # the fallback, never auto-picked over a chip (see sweep.resolve_backend)

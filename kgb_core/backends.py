@@ -64,6 +64,7 @@ class Quirks:
     recorded as skipped, never as passed). ``case_tiers`` are the shape-case tiers checked here,
     ``timed_tiers`` those timed. ``denied_operators`` maps an operator id (``aten.sort``) to why
     it is known not to run on this chip, so cross-chip views compare like with like.
+    ``known_gaps`` lets a failure that comes from the backend rather than the kernel say so.
     """
 
     device_type: str
@@ -75,6 +76,9 @@ class Quirks:
     case_tiers: tuple[str, ...] = (SMALL,)
     timed_tiers: tuple[str, ...] = (SMALL,)
     denied_operators: Mapping[str, str] = field(default_factory=dict)
+    # (regular expression, what it means): an error message of something this backend cannot
+    # run, which a correct kernel may use (kgb_core/evaluation/backend_gaps.py).
+    known_gaps: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -39,7 +39,8 @@ def emulated_quirks(host: Backend, target: Backend) -> Quirks:
     - block and warp limits: the stricter of the two;
     - ``tl`` features and prompt hints: the target's first (they are what is emulated), then
       the host's (the kernel really runs there);
-    - shape-case and timed tiers: the host's, since the host is what runs the cases.
+    - shape-case and timed tiers: the host's, since the host is what runs the cases;
+    - known gaps: both (the host's first: it is what a kernel failed on).
     """
     h, t = host.quirks, target.quirks
     skipped = {dtype: f"{host.name}: {reason}" for dtype, reason in h.skipped_dtypes.items()}
@@ -56,6 +57,7 @@ def emulated_quirks(host: Backend, target: Backend) -> Quirks:
         case_tiers=h.case_tiers,
         timed_tiers=h.timed_tiers,
         denied_operators=denied,
+        known_gaps=_union(h.known_gaps, t.known_gaps),
     )
 
 

@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from kgb_core.evaluation import exchange, verdicts
+from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.limits import MAX_FILE_BYTES
 from kgb_core.evaluation.overlap import overlapping
@@ -223,6 +224,7 @@ class Evaluation:
                         f"which it does not declare: {failure.message}")
                 self.result.verdict, self.result.message = failure.verdict, failure.message
                 break
+        note_gap(self.result, self.backend.name, self.backend.quirks)
         self.result.duration_s = time.perf_counter() - started
         return self.result
 

@@ -34,6 +34,9 @@ class EvalResult:
     # cheating candidate could have reached the harness). "" for results made before runners,
     # and for verdicts given before any runner started (the static screen, the deny-list).
     sandbox: str = ""
+    # What the backend cannot run, when the failure matches one of its known gaps
+    # (kgb_core/evaluation/backend_gaps.py): the kernel may be right on another backend.
+    backend_gap: str = ""
 
     @property
     def passed(self) -> bool:
