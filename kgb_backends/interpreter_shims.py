@@ -92,7 +92,8 @@ def install() -> tuple[str, ...]:
              # bf16 before the bounds check: an atomic's check then wraps its bf16 path too.
              ("bf16 arithmetic", interpreter_bf16.install),
              ("bounds-checked loads and stores", _install_bounds),
-             ("module-level aliases of tl functions", _install_aliases))
+             ("module-level aliases of tl functions", _install_aliases),
+             ("dtype table cached", _install_dtype_cache))
     return tuple(name for name, shim in shims if shim(interpreter))
 
 
@@ -133,12 +134,21 @@ def _install_arguments(interpreter: Any) -> bool:
     return True
 
 
+_PATCHING = threading.local()  # the launch being interpreted on this thread, if any
+
+
 def _install_aliases(interpreter: Any) -> bool:
     """``erf = tl.math.erf`` (or ``from triton.language.math import rsqrt``) at a module's top
     level binds the builtin itself, which the compiler resolves inside a kernel; the interpreter
     patches ``tl``'s attributes for a launch (``_patch_lang``), not names that hold its
-    builtins, and the kernel failed with "_semantic argument must be provided". The launched
-    kernel's module names that hold a Triton builtin are patched the same way for the launch."""
+    builtins, and the kernel failed with "_semantic argument must be provided". Names of the
+    launched kernel's module (and of every module whose jit functions it calls) that hold a
+    Triton builtin are patched for the launch too.
+
+    The same wrapper stops the interpreter repatching ``tl`` at every call of a jit helper
+    inside a launch: ``_patch_lang`` walked every member of ``tl``, ``tl.math`` and
+    ``tl.tensor`` (``inspect.getmembers``) each time, a third of softmax's interpreted time
+    (benchmarks/runner_call_cost.py), to find them patched already by the launch."""
     original = getattr(interpreter, "_patch_lang", None)
     semantic = getattr(interpreter, "interpreter_semantic", None)
     if original is None or semantic is None:
@@ -150,6 +160,7 @@ def _install_aliases(interpreter: Any) -> bool:
     is_builtin = getattr(tl.core, "is_builtin", None)
     if is_builtin is None:
         return False
+    languages = (tl, tl.core)
 
     def interpreted(member: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -158,24 +169,69 @@ def _install_aliases(interpreter: Any) -> bool:
         call.__name__ = getattr(member, "__name__", "builtin")
         return call
 
+    def patch_aliases(names: dict[str, Any], replaced: list[tuple[dict, str, Any]]) -> None:
+        for name, value in list(names.items()):
+            if not name.startswith("__") and callable(value) and is_builtin(value):
+                replaced.append((names, name, value))
+                names[name] = interpreted(value)
+
     def patch_lang(fn: Any) -> Any:
-        scope = original(fn)
         names = fn.__globals__
-        replaced = [(name, value) for name, value in list(names.items())
-                    if not name.startswith("__") and callable(value) and is_builtin(value)]
-        for name, value in replaced:
-            names[name] = interpreted(value)
-        restore = getattr(scope, "restore", None)
-        if replaced and restore is not None:
-            def restore_all() -> None:
-                restore()
-                for name, value in replaced:
-                    names[name] = value
-            scope.restore = restore_all
+        launch = getattr(_PATCHING, "launch", None)
+        if launch is not None and id(names) in launch["modules"]:
+            return launch["scope"]  # a helper of a module this launch has seen: all patched
+        used = {id(value) for value in names.values() if any(value is m for m in languages)}
+        if launch is not None and used <= launch["languages"]:
+            # A jit helper of another module, called inside a launch: tl is patched already;
+            # only that module's aliases may not be.
+            launch["modules"].add(id(names))
+            patch_aliases(names, launch["replaced"])
+            return launch["scope"]
+        scope = original(fn)
+        if launch is not None:  # a helper using a language module the launch did not patch
+            launch["languages"] |= used
+            return scope
+        replaced: list[tuple[dict, str, Any]] = []
+        patch_aliases(names, replaced)
+        launch = {"scope": scope, "languages": used, "modules": {id(names)},
+                  "replaced": replaced}
+        restore = scope.restore
+
+        def restore_all() -> None:
+            _PATCHING.launch = None
+            restore()
+            for owner, name, value in reversed(replaced):
+                owner[name] = value
+        scope.restore = restore_all
+        _PATCHING.launch = launch
         return scope
 
     patch_lang._kgb_aliases = True  # type: ignore[attr-defined]
     interpreter._patch_lang = patch_lang
+    return True
+
+
+def _install_dtype_cache(interpreter: Any) -> bool:
+    """``_get_np_dtype`` built its table of fifteen dtypes at every call, tens of thousands of
+    times a softmax; the same answers, looked up once per dtype."""
+    original = getattr(interpreter, "_get_np_dtype", None)
+    if original is None:
+        return False
+    if getattr(original, "_kgb_cached", False):
+        return True
+    answers: dict[Any, Any] = {}
+
+    def get_np_dtype(tt_dtype: Any) -> Any:
+        try:
+            return answers[tt_dtype]
+        except KeyError:
+            answer = answers[tt_dtype] = original(tt_dtype)
+            return answer
+        except TypeError:  # an unhashable type: as before
+            return original(tt_dtype)
+
+    get_np_dtype._kgb_cached = True  # type: ignore[attr-defined]
+    interpreter._get_np_dtype = get_np_dtype
     return True
 
 
