@@ -19,6 +19,7 @@
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS, KGB_FIDELITY_ARGS (e.g. --recorders),
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
+# callcost (runner_call_cost.py and exchange_cost.py on the GPU),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
@@ -138,6 +139,16 @@ for step in $steps; do
       # with reference kernels that must pass.
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/anticheat_corpus.py --backend nvidia \
           > "$OUT/anticheat.txt" 2>&1; echo "corpus exit $?" >> "$OUT/anticheat.txt" ;;
+    callcost)
+      # Where a checked call's time goes inside a runner (runner_call_cost.py, in-process) and
+      # what its tensors cost to cross the boundary by size (exchange_cost.py), on the device;
+      # the file systems the exchange files land on first.
+      { df -T /tmp /dev/shm
+        for op in aten.neg aten.softmax; do
+          timeout 100 python3 benchmarks/runner_call_cost.py --backend nvidia --op "$op" --calls 40
+        done
+        timeout 120 python3 benchmarks/exchange_cost.py --device cuda --mb 4,64,512
+      } > "$OUT/callcost.txt" 2>&1 ;;
     startup)
       # Where a fresh runner's first second goes (runner_startup.py, in and out of the
       # sandbox), then the sandbox probe (python and CUDA inside it, one evaluation).

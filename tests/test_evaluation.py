@@ -237,3 +237,35 @@ def test_the_blocks_of_the_last_calls_outputs_are_poisoned_before_the_next_call(
     assert 4000 not in backend.poisoned
     runner._call([1000], ghost=True)
     assert {4000, 12} <= set(backend.poisoned)
+
+
+def test_a_reply_names_the_inputs_a_call_left_unchanged_and_sends_a_written_one(registry,
+                                                                               tmp_path):
+    """The runner's own logic, in-process: an input the call left as it came is named in the
+    reply ({"input": k}), not sent back; one it wrote comes back byte for byte."""
+    import torch
+
+    from kgb_core.evaluation import exchange
+    from kgb_core.evaluation.launches import LaunchCounter
+    from kgb_core.evaluation.runner import Runner
+
+    runner = Runner(registry.backend("cpu"), LaunchCounter(), io_dir=str(tmp_path))
+    runner.path = __file__
+    x, y = torch.randn(100), torch.randn(50)
+
+    def writes_its_second_input(a, b):
+        b.add_(1.0)
+        return a * 2
+
+    runner.kernel = writes_its_second_input
+    request = exchange.pack([x, y])
+    request.write(str(tmp_path / "in.bin"))
+    reply = runner._call_request({"op": "call", "seq": 1, "ghost": True, "file": "in.bin",
+                                  "inputs": request.tree})
+    first, second = reply["tree"]["list"][1]["list"]  # [output, [the inputs after]]
+    assert first["tensor"]["input"] == 0 and "at" not in first["tensor"]
+    assert "at" in second["tensor"]  # written: its bytes come back
+    blob = exchange.read_file(str(tmp_path / reply["file"]), 1 << 30)
+    assert blob.numel() == 448 + 200  # the output (400 bytes, padded to 64) and y, not x
+    output, (a, b) = exchange.unpack(reply["tree"], blob, "cpu", sent=request.sources)
+    assert torch.equal(output, x * 2) and torch.equal(a, x) and torch.equal(b, y + 1.0)

@@ -120,3 +120,69 @@ def test_a_fifo_or_a_link_is_no_exchange_file(tmp_path):
         exchange.read_file(str(tmp_path / "link"), 1 << 20)
     with pytest.raises(exchange.ExchangeError, match="over the limit"):
         exchange.read_file(str(tmp_path / "real"), 0)
+
+
+def _request_and_reply(tmp_path, inputs, reply_of):
+    """The judge packs ``inputs``; the runner rebuilds them, makes its reply from them
+    (``reply_of``), names the storages it left unchanged, and the judge rebuilds the reply."""
+    request = exchange.pack(inputs)
+    request.write(str(tmp_path / "in.bin"))
+    received = []
+    handed = exchange.unpack(request.tree, exchange.read_file(str(tmp_path / "in.bin"), 1 << 30),
+                             "cpu", received=received)
+    order = [storage for _, storage in sorted(received, key=lambda r: r[0])]
+    copies = [bytes(storage) for storage in order]
+    reply = reply_of(handed)
+    unchanged = {exchange.storage_key(s): k for k, (s, before) in enumerate(zip(order, copies))
+                 if bytes(s) == before}
+    packed = exchange.pack(reply, opaque=True, unchanged=unchanged)
+    packed.write(str(tmp_path / "out.bin"))
+    blob = exchange.read_file(str(tmp_path / "out.bin"), 1 << 30)
+    return packed, blob, exchange.unpack(packed.tree, blob, "cpu", sent=request.sources)
+
+
+def test_unchanged_inputs_are_named_not_sent_and_come_back_from_the_judges_copy(tmp_path):
+    x, y = torch.randn(1000), torch.randn(7, 9)
+    y_view = y[:, ::2]  # a view of an input: its storage is named once
+
+    def reply(handed):
+        a, b, b_view = handed
+        return [a * 2, [a, b, b_view]]
+
+    packed, blob, (out, after) = _request_and_reply(tmp_path, [x, y, y_view], reply)
+    assert blob.numel() == 4000  # only the output's bytes crossed
+    assert torch.equal(out, x * 2) and torch.equal(after[0], x) and torch.equal(after[1], y)
+    assert torch.equal(after[2], y_view) and after[2].stride() == y_view.stride()
+    assert after[1].untyped_storage().data_ptr() == after[2].untyped_storage().data_ptr()
+    # the judge's rebuilt inputs are copies: writing them leaves what it sent alone
+    after[0].zero_()
+    assert not torch.equal(x, after[0])
+
+
+def test_an_input_the_runner_changed_or_returned_crosses_as_it_is(tmp_path):
+    x, y = torch.randn(64), torch.randn(64)
+
+    def reply(handed):
+        a, b = handed
+        b.add_(1.0)  # written in place: its new bytes must come back
+        return [a, [a, b]]  # the output is the first input itself, unchanged
+
+    packed, blob, (out, (a, b)) = _request_and_reply(tmp_path, [x, y], reply)
+    assert blob.numel() == 256 and torch.equal(b, y + 1.0)
+    # output and input share one storage again: the judge sees the output aliasing its input
+    assert out.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+    assert torch.equal(out, x)
+
+
+@pytest.mark.parametrize("node, error", [
+    ({"input": 3}, "was not sent"),
+    ({"input": 0, "nbytes": 512}, "holds 256 bytes, not 512"),
+])
+def test_a_reply_naming_an_input_it_was_not_sent_is_refused(node, error):
+    sent = exchange.pack([torch.randn(64)]).sources
+    tensor = {"nbytes": 256, "dtype": "float32", "shape": [64], "stride": [1], "offset": 0}
+    tensor.update(node)
+    with pytest.raises(exchange.ExchangeError, match=error):
+        exchange.unpack({"tensor": tensor}, torch.empty(0, dtype=torch.uint8), "cpu", sent=sent)
+    with pytest.raises(exchange.ExchangeError, match="was not sent"):
+        exchange.unpack({"tensor": tensor}, torch.empty(0, dtype=torch.uint8), "cpu")

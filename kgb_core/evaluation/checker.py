@@ -187,6 +187,8 @@ class Evaluation:
         # The probes' cases, each drawn at random among the cases run (``_probe_pool``).
         self.probe: tuple[ShapeCase, str] | None = None
         self.ghost_case: tuple[ShapeCase, str] | None = None
+        # The storages the last request handed over, which its reply may name unchanged.
+        self._sent: list[Any] = []
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -383,8 +385,10 @@ class Evaluation:
     def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
         """One request; a failure the runner reports ends the evaluation with its verdict."""
         name = None
+        self._sent = []
         if inputs is not None:
             packed = exchange.pack(list(inputs))
+            self._sent = packed.sources  # what the reply may name instead of sending back
             name = f"in-{time.monotonic_ns()}.bin"
             try:
                 packed.write(name, dir_fd=self.channel.folder_fd)
@@ -423,7 +427,7 @@ class Evaluation:
             blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
         finally:
             self.channel.unlink(name)
-        return exchange.unpack(described["tree"], blob, self.device)
+        return exchange.unpack(described["tree"], blob, self.device, sent=self._sent)
 
     def _call(self, inputs: list[Any] | None, *, ghost: bool = False, keep: str | None = None,
               reuse: str | None = None) -> CallOutcome:

@@ -9,6 +9,12 @@ plain tensors built on fresh storage, whatever class or trick produced the bytes
 Views that shared a storage share one again after the trip (an input passed twice, a slice of
 another input), so aliasing a kernel could rely on is kept. Python scalars, strings, ``None``,
 dtypes, lists and tuples travel in the JSON itself.
+
+A reply names an input storage it hands back unchanged (``{"input": k}``, the k-th storage of
+the request's file) instead of carrying its bytes: a large case's inputs then cross once, not
+twice. The judge rebuilds it from its own copy of what it sent; a runner that lies about it
+only hides a change it made to its own copy of the inputs, which it could hide as well by
+sending the original bytes.
 """
 
 from __future__ import annotations
@@ -48,10 +54,13 @@ class ExchangeError(ValueError):
 
 @dataclass
 class Packed:
-    """A tensor tree as a JSON-able description and the bytes of its storages, in order."""
+    """A tensor tree as a JSON-able description and the bytes of its storages, in order;
+    ``sources`` are the storages those bytes were read from (the k-th storage of a request,
+    which a reply may name instead of sending it back)."""
 
     tree: Any
     storages: list[bytes | memoryview] = field(default_factory=list)
+    sources: list[torch.UntypedStorage] = field(default_factory=list)
 
     def write(self, path: str, dir_fd: int | None = None) -> int:
         """Write the storages to ``path`` (created anew; relative to ``dir_fd`` when given);
@@ -99,7 +108,13 @@ def _not_plain(item: Any) -> str | None:
     return None
 
 
-def pack(value: Any, *, opaque: bool = False) -> Packed:
+def storage_key(storage: torch.UntypedStorage) -> tuple[str, int]:
+    """What identifies a storage within one process: its device and its address."""
+    return (str(storage.device), storage.data_ptr())
+
+
+def pack(value: Any, *, opaque: bool = False,
+         unchanged: dict[tuple[str, int], int] | None = None) -> Packed:
     """Describe ``value``; each distinct storage of its tensors is copied once.
 
     Types are taken exactly (``type(x) is torch.Tensor``, not ``isinstance``, which a
@@ -107,8 +122,11 @@ def pack(value: Any, *, opaque: bool = False) -> Packed:
     code of the object's own runs here. With ``opaque`` (a runner packing what a candidate
     returned), anything else travels as a description of what it is, which the judge then finds
     is not the output it expected: a tensor subclass (one can compute its values lazily, when
-    read, where no recorder looks), a tensor with attributes of its own, any other object."""
+    read, where no recorder looks), a tensor with attributes of its own, any other object.
+    A storage in ``unchanged`` (its ``storage_key``) is named by the index given there, its
+    bytes left out."""
     packed = Packed(tree=None)
+    unchanged = unchanged or {}
     offsets: dict[tuple[str, int], int] = {}
     position = [0]
 
@@ -116,6 +134,11 @@ def pack(value: Any, *, opaque: bool = False) -> Packed:
         tensor = _detach(item)
         storage = _untyped_storage(tensor)
         key = (str(tensor.device), storage.data_ptr())
+        described = {"nbytes": storage.nbytes(), "dtype": _dtype_name(tensor.dtype),
+                     "shape": list(tensor.shape), "stride": list(_stride(tensor)),
+                     "offset": _storage_offset(tensor)}
+        if storage.nbytes() and key in unchanged:
+            return {"tensor": {"input": unchanged[key], **described}}
         if not storage.nbytes():  # nothing to carry: rebuilt as an empty storage
             offsets[key] = 0
         elif key not in offsets:
@@ -123,11 +146,9 @@ def pack(value: Any, *, opaque: bool = False) -> Packed:
             position[0] += -position[0] % _ALIGN
             offsets[key] = position[0]
             packed.storages.append(data)
+            packed.sources.append(storage)
             position[0] += len(data)
-        return {"tensor": {"at": offsets[key], "nbytes": storage.nbytes(),
-                           "dtype": _dtype_name(tensor.dtype),
-                           "shape": list(tensor.shape), "stride": list(_stride(tensor)),
-                           "offset": _storage_offset(tensor)}}
+        return {"tensor": {"at": offsets[key], **described}}
 
     def refuse(description: str) -> dict[str, Any]:
         if opaque:
@@ -194,9 +215,29 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None) -> torch.T
     return data
 
 
-def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:
-    """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``."""
+def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
+           sent: list[torch.UntypedStorage] | None = None,
+           received: list[tuple[int, torch.UntypedStorage]] | None = None) -> Any:
+    """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``.
+
+    ``sent``: the storages of the request this replies to (``Packed.sources``), which the tree
+    may name (``{"input": k}``); each is copied, once however often it is named. ``received``
+    collects (offset, storage) of every storage rebuilt from the blob, for the side that may
+    later name them."""
     storages: dict[int, tuple[int, torch.UntypedStorage]] = {}
+    copies: dict[int, torch.UntypedStorage] = {}
+
+    def sent_storage(index: int, nbytes: int) -> torch.UntypedStorage:
+        if sent is None or not 0 <= index < len(sent):
+            raise ExchangeError(f"a tensor names input storage {index}, which was not sent")
+        if sent[index].nbytes() != nbytes:
+            raise ExchangeError(f"input storage {index} holds {sent[index].nbytes()} bytes, "
+                                f"not {nbytes}")
+        if index not in copies:
+            source = torch.empty(0, dtype=torch.uint8, device=sent[index].device)
+            source.set_(sent[index], 0, (nbytes,), (1,))
+            copies[index] = source.to(device, copy=True).untyped_storage()
+        return copies[index]
 
     def storage_at(at: int, nbytes: int) -> torch.UntypedStorage:
         if nbytes == 0:
@@ -214,6 +255,8 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:
             if at < other + size and other < at + nbytes:
                 raise ExchangeError(f"the storages at {at} and {other} overlap")
         storages[at] = (nbytes, blob[at:at + nbytes].to(device, copy=True).untyped_storage())
+        if received is not None:
+            received.append((at, storages[at][1]))
         return storages[at][1]
 
     def visit(node: Any) -> Any:
@@ -248,7 +291,9 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:
         try:
             dtype = _dtype(body["dtype"])
             shape, stride = [int(s) for s in body["shape"]], [int(s) for s in body["stride"]]
-            offset, nbytes, at = int(body["offset"]), int(body["nbytes"]), int(body["at"])
+            offset, nbytes = int(body["offset"]), int(body["nbytes"])
+            at = int(body["at"]) if "input" not in body else None
+            index = int(body["input"]) if at is None else None
         except (KeyError, TypeError, ValueError) as error:
             raise ExchangeError(f"malformed tensor description: {error}") from None
         if len(shape) != len(stride) or min(shape + [0]) < 0 or min(stride + [0]) < 0 or offset < 0:
@@ -259,7 +304,8 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device) -> Any:
             raise ExchangeError(f"a tensor of shape {shape} reaches past its storage's "
                                 f"{nbytes} bytes")
         tensor = torch.empty(0, dtype=dtype, device=device)
-        tensor.set_(storage_at(at, nbytes), offset, shape, stride)
+        storage = storage_at(at, nbytes) if at is not None else sent_storage(index, nbytes)
+        tensor.set_(storage, offset, shape, stride)
         return tensor
 
     return visit(tree)

@@ -44,6 +44,9 @@ RUNNER_VERDICTS = frozenset({
 ENTRY_POINT = "kernel"
 # The largest request the runner accepts on its channel (the judge sends descriptions only).
 MAX_REQUEST_BYTES = 64 << 20
+# Input storages up to this size are copied on the device when they arrive, so that a reply can
+# name them unchanged instead of sending them back (kgb_core/evaluation/exchange.py).
+DEVICE_COPY_MAX_BYTES = 1 << 30
 
 
 class CandidateFailure(Exception):
@@ -200,6 +203,9 @@ class Runner:
         self.kernel: Callable[..., Any] | None = None
         self.path = ""
         self.kept: dict[str, list[Any]] = {}
+        # The storages the current request handed over: (index in the judge's order, storage,
+        # its bytes as they came).
+        self._handed_storages: list[tuple[int, Any, Any]] = []
         from kgb_core.timing import Timers
 
         self.timers = Timers(backend)
@@ -242,13 +248,26 @@ class Runner:
         from kgb_core.evaluation import exchange
 
         handed = None
+        received: list[tuple[int, Any]] = []
+        self._handed_storages = []
         if request.get("file"):
             blob = exchange.read_file(os.path.join(self.io_dir, request["file"]), 1 << 40)
-            handed = list(exchange.unpack(request["inputs"], blob, self.device))
+            handed = list(exchange.unpack(request["inputs"], blob, self.device,
+                                          received=received))
         reuse = request.get("reuse")
         if reuse is None:
             if handed is None:
                 raise CandidateFailure(verdicts.RUNTIME_ERROR, "a call without inputs")
+            # In the judge's order (by offset in its file), each with the bytes it came as:
+            # what a reply may name unchanged. On the host those bytes are the file's, read
+            # already; on a device, a copy there (a device-to-device copy, no transfer).
+            # A storage past DEVICE_COPY_MAX_BYTES is sent back as before: its copy would
+            # double the device memory of the largest cases.
+            self._handed_storages = [
+                (index, storage, blob[at:at + storage.nbytes()]
+                 if storage.device.type == "cpu" else _bytes_of(storage).clone())
+                for index, (at, storage) in enumerate(sorted(received, key=lambda r: r[0]))
+                if storage.device.type == "cpu" or storage.nbytes() <= DEVICE_COPY_MAX_BYTES]
             return handed
         inputs = self.kept[reuse]
         if handed is not None:  # new values, written into the very same tensors
@@ -268,10 +287,16 @@ class Runner:
         from kgb_core.evaluation import exchange
 
         inputs = self._kept_inputs(request)
+        handed, self._handed_storages = self._handed_storages, []
         actual = self._call(list(inputs), ghost=bool(request.get("ghost")))
+        # The input storages the call left as they came are named, not sent back (a large
+        # case's inputs then cross once): compared byte for byte on the device.
+        unchanged = {exchange.storage_key(storage): index for index, storage, before in handed
+                     if _bytes_of(storage).equal(before)}
+        del handed
         # Output and inputs in one tree: a storage they share is one storage on the judge's
         # side too, which is how the judge sees an output aliasing an input.
-        packed = exchange.pack([actual, list(inputs)], opaque=True)
+        packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged)
         out_name = f"out-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, out_name))
         return {"tree": packed.tree, "file": out_name, "launches": self.counter.count,
@@ -433,6 +458,15 @@ class Runner:
                                    f"own still running ({leftover[0]})")
         self._check_streams("a")
         return actual
+
+
+def _bytes_of(storage: Any) -> Any:
+    """A storage's bytes as a uint8 tensor on its device (a view, no copy)."""
+    import torch
+
+    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
+    view.set_(storage, 0, (storage.nbytes(),), (1,))
+    return view
 
 
 def _threads_started_since(before: set[threading.Thread]) -> list[str]:
