@@ -244,7 +244,9 @@ class Runner:
             return self._time_request(request)
         raise CandidateFailure(verdicts.RUNTIME_ERROR, f"unknown request {kind!r}")
 
-    def _inputs(self, request: dict[str, Any]) -> list[Any]:
+    def _inputs(self, request: dict[str, Any], *, note_handed: bool = False) -> list[Any]:
+        """The request's inputs; with ``note_handed``, the storages handed over are noted with
+        the bytes they came as (``_handed_storages``), for a call's reply to name unchanged."""
         from kgb_core.evaluation import exchange
 
         handed = None
@@ -258,6 +260,8 @@ class Runner:
         if reuse is None:
             if handed is None:
                 raise CandidateFailure(verdicts.RUNTIME_ERROR, "a call without inputs")
+            if not note_handed:
+                return handed
             # In the judge's order (by offset in its file), each with the bytes it came as:
             # what a reply may name unchanged. On the host those bytes are the file's, read
             # already; on a device, a copy there (a device-to-device copy, no transfer).
@@ -277,8 +281,8 @@ class Runner:
         return inputs
 
     def _kept_inputs(self, request: dict[str, Any]) -> list[Any]:
-        """The request's inputs, kept under its ``keep`` name when it gives one."""
-        inputs = self._inputs(request)
+        """A call's inputs, kept under its ``keep`` name when it gives one."""
+        inputs = self._inputs(request, note_handed=True)
         if request.get("keep"):
             self.kept[request["keep"]] = inputs
         return inputs
