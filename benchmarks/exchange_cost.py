@@ -30,12 +30,6 @@ from kgb_core.evaluation import exchange  # noqa: E402
 from kgb_core.report import render_table  # noqa: E402
 
 
-def _bytes_of(storage: torch.UntypedStorage) -> torch.Tensor:
-    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
-    view.set_(storage, 0, (storage.nbytes(),), (1,))
-    return view
-
-
 def one_call(x: torch.Tensor, folder: str, name_unchanged: bool) -> float:
     """Seconds for one request and its reply, synchronised at the end."""
     device = x.device
@@ -46,14 +40,14 @@ def one_call(x: torch.Tensor, folder: str, name_unchanged: bool) -> float:
     sent = exchange.read_file(os.path.join(folder, "in.bin"), 1 << 40)
     handed = exchange.unpack(request.tree, sent, device, received=received)
     os.unlink(os.path.join(folder, "in.bin"))
-    order = [(at, storage) for at, storage in sorted(received, key=lambda r: r[0])]
+    order = sorted(received, key=lambda r: r[0])
     # as the runner keeps them: the file's bytes on the host, a copy on a device
-    copies = [sent[at:at + s.nbytes()] if s.device.type == "cpu" else _bytes_of(s).clone()
-              for at, s in order] if name_unchanged else []
-    order = [s for _, s in order]
+    copies = [data if s.device.type == "cpu" else exchange.storage_bytes(s).clone()
+              for _, s, data in order] if name_unchanged else []
+    order = [s for _, s, _ in order]
     output = -handed[0]  # stands in for the kernel
     unchanged = {exchange.storage_key(s): k for k, (s, c) in enumerate(zip(order, copies))
-                 if _bytes_of(s).equal(c)}
+                 if exchange.storage_bytes(s).equal(c)}
     reply = exchange.pack([output, handed], opaque=True, unchanged=unchanged)
     reply.write(os.path.join(folder, "out.bin"))
     blob = exchange.read_file(os.path.join(folder, "out.bin"), 1 << 40)

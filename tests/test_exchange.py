@@ -130,7 +130,7 @@ def _request_and_reply(tmp_path, inputs, reply_of):
     received = []
     handed = exchange.unpack(request.tree, exchange.read_file(str(tmp_path / "in.bin"), 1 << 30),
                              "cpu", received=received)
-    order = [storage for _, storage in sorted(received, key=lambda r: r[0])]
+    order = [storage for _, storage, _ in sorted(received, key=lambda r: r[0])]
     copies = [bytes(storage) for storage in order]
     reply = reply_of(handed)
     unchanged = {exchange.storage_key(s): k for k, (s, before) in enumerate(zip(order, copies))

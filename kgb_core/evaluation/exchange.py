@@ -87,10 +87,21 @@ _tensor_dict = vars
 _type_name = type.__dict__["__name__"].__get__  # a metaclass's own __name__ runs no code here
 
 
-def _storage_bytes(storage: torch.UntypedStorage, device: torch.device) -> memoryview:
+def storage_key(storage: torch.UntypedStorage) -> tuple[str, int]:
+    """What identifies a storage within one process: its device and its address."""
+    return (str(storage.device), storage.data_ptr())
+
+
+def storage_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+    """The whole storage as a uint8 tensor on its device: a view, no copy."""
+    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
+    view.set_(storage, 0, (storage.nbytes(),), (1,))
+    return view
+
+
+def _storage_bytes(storage: torch.UntypedStorage) -> memoryview:
     """The whole storage as host bytes (a device storage is copied to the host)."""
-    raw = torch.empty(0, dtype=torch.uint8, device=device)
-    raw.set_(storage, 0, (storage.nbytes(),), (1,))
+    raw = storage_bytes(storage)
     if raw.device.type != "cpu":
         raw = raw.cpu()
     return memoryview(raw.numpy()).cast("B")
@@ -106,11 +117,6 @@ def _not_plain(item: Any) -> str | None:
         return (f"a torch.Tensor carrying attributes of its own "
                 f"({', '.join(sorted(str(k)[:30] for k in own)[:4])})")
     return None
-
-
-def storage_key(storage: torch.UntypedStorage) -> tuple[str, int]:
-    """What identifies a storage within one process: its device and its address."""
-    return (str(storage.device), storage.data_ptr())
 
 
 def pack(value: Any, *, opaque: bool = False,
@@ -133,7 +139,7 @@ def pack(value: Any, *, opaque: bool = False,
     def tensor_node(item: torch.Tensor) -> dict[str, Any]:
         tensor = _detach(item)
         storage = _untyped_storage(tensor)
-        key = (str(tensor.device), storage.data_ptr())
+        key = storage_key(storage)
         described = {"nbytes": storage.nbytes(), "dtype": _dtype_name(tensor.dtype),
                      "shape": list(tensor.shape), "stride": list(_stride(tensor)),
                      "offset": _storage_offset(tensor)}
@@ -142,7 +148,7 @@ def pack(value: Any, *, opaque: bool = False,
         if not storage.nbytes():  # nothing to carry: rebuilt as an empty storage
             offsets[key] = 0
         elif key not in offsets:
-            data = _storage_bytes(storage, tensor.device)
+            data = _storage_bytes(storage)
             position[0] += -position[0] % _ALIGN
             offsets[key] = position[0]
             packed.storages.append(data)
@@ -217,13 +223,13 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None) -> torch.T
 
 def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
            sent: list[torch.UntypedStorage] | None = None,
-           received: list[tuple[int, torch.UntypedStorage]] | None = None) -> Any:
+           received: list[tuple[int, torch.UntypedStorage, torch.Tensor]] | None = None) -> Any:
     """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``.
 
     ``sent``: the storages of the request this replies to (``Packed.sources``), which the tree
     may name (``{"input": k}``); each is copied, once however often it is named. ``received``
-    collects (offset, storage) of every storage rebuilt from the blob, for the side that may
-    later name them."""
+    collects (offset, storage, the blob's bytes it was rebuilt from) of every storage rebuilt
+    from the blob, for the side that may later name them."""
     storages: dict[int, tuple[int, torch.UntypedStorage]] = {}
     copies: dict[int, torch.UntypedStorage] = {}
 
@@ -234,9 +240,7 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
             raise ExchangeError(f"input storage {index} holds {sent[index].nbytes()} bytes, "
                                 f"not {nbytes}")
         if index not in copies:
-            source = torch.empty(0, dtype=torch.uint8, device=sent[index].device)
-            source.set_(sent[index], 0, (nbytes,), (1,))
-            copies[index] = source.to(device, copy=True).untyped_storage()
+            copies[index] = storage_bytes(sent[index]).to(device, copy=True).untyped_storage()
         return copies[index]
 
     def storage_at(at: int, nbytes: int) -> torch.UntypedStorage:
@@ -254,9 +258,10 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
         for other, (size, _) in storages.items():
             if at < other + size and other < at + nbytes:
                 raise ExchangeError(f"the storages at {at} and {other} overlap")
-        storages[at] = (nbytes, blob[at:at + nbytes].to(device, copy=True).untyped_storage())
+        data = blob[at:at + nbytes]
+        storages[at] = (nbytes, data.to(device, copy=True).untyped_storage())
         if received is not None:
-            received.append((at, storages[at][1]))
+            received.append((at, storages[at][1], data))
         return storages[at][1]
 
     def visit(node: Any) -> Any:

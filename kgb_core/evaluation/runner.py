@@ -203,9 +203,6 @@ class Runner:
         self.kernel: Callable[..., Any] | None = None
         self.path = ""
         self.kept: dict[str, list[Any]] = {}
-        # The storages the current request handed over: (index in the judge's order, storage,
-        # its bytes as they came).
-        self._handed_storages: list[tuple[int, Any, Any]] = []
         from kgb_core.timing import Timers
 
         self.timers = Timers(backend)
@@ -244,34 +241,25 @@ class Runner:
             return self._time_request(request)
         raise CandidateFailure(verdicts.RUNTIME_ERROR, f"unknown request {kind!r}")
 
-    def _inputs(self, request: dict[str, Any], *, note_handed: bool = False) -> list[Any]:
-        """The request's inputs; with ``note_handed``, the storages handed over are noted with
-        the bytes they came as (``_handed_storages``), for a call's reply to name unchanged."""
+    def _inputs(self, request: dict[str, Any],
+                received: list[tuple[int, Any, Any]] | None = None) -> list[Any]:
+        """The request's inputs. ``received`` collects, for inputs handed over afresh (not
+        written into kept tensors), (offset in the judge's file, storage, the bytes it came as)
+        of each storage (``exchange.unpack``)."""
         from kgb_core.evaluation import exchange
 
         handed = None
-        received: list[tuple[int, Any]] = []
-        self._handed_storages = []
+        arrived: list[tuple[int, Any, Any]] = []
         if request.get("file"):
             blob = exchange.read_file(os.path.join(self.io_dir, request["file"]), 1 << 40)
             handed = list(exchange.unpack(request["inputs"], blob, self.device,
-                                          received=received))
+                                          received=arrived))
         reuse = request.get("reuse")
         if reuse is None:
             if handed is None:
                 raise CandidateFailure(verdicts.RUNTIME_ERROR, "a call without inputs")
-            if not note_handed:
-                return handed
-            # In the judge's order (by offset in its file), each with the bytes it came as:
-            # what a reply may name unchanged. On the host those bytes are the file's, read
-            # already; on a device, a copy there (a device-to-device copy, no transfer).
-            # A storage past DEVICE_COPY_MAX_BYTES is sent back as before: its copy would
-            # double the device memory of the largest cases.
-            self._handed_storages = [
-                (index, storage, blob[at:at + storage.nbytes()]
-                 if storage.device.type == "cpu" else _bytes_of(storage).clone())
-                for index, (at, storage) in enumerate(sorted(received, key=lambda r: r[0]))
-                if storage.device.type == "cpu" or storage.nbytes() <= DEVICE_COPY_MAX_BYTES]
+            if received is not None:
+                received.extend(arrived)
             return handed
         inputs = self.kept[reuse]
         if handed is not None:  # new values, written into the very same tensors
@@ -280,9 +268,10 @@ class Runner:
             self.backend.synchronize()
         return inputs
 
-    def _kept_inputs(self, request: dict[str, Any]) -> list[Any]:
-        """A call's inputs, kept under its ``keep`` name when it gives one."""
-        inputs = self._inputs(request, note_handed=True)
+    def _kept_inputs(self, request: dict[str, Any],
+                     received: list[tuple[int, Any, Any]]) -> list[Any]:
+        """A call's inputs (``_inputs``), kept under its ``keep`` name when it gives one."""
+        inputs = self._inputs(request, received)
         if request.get("keep"):
             self.kept[request["keep"]] = inputs
         return inputs
@@ -290,13 +279,22 @@ class Runner:
     def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
         from kgb_core.evaluation import exchange
 
-        inputs = self._kept_inputs(request)
-        handed, self._handed_storages = self._handed_storages, []
+        received: list[tuple[int, Any, Any]] = []
+        inputs = self._kept_inputs(request, received)
+        # Each storage handed over afresh, by its index in the judge's order (by offset in its
+        # file), with the bytes it came as: the file's on the host, read already; on a
+        # device, a copy there (no transfer). One past DEVICE_COPY_MAX_BYTES is sent back as
+        # before: its copy would double the device memory of the largest cases.
+        handed = [(index, storage, data if storage.device.type == "cpu"
+                   else exchange.storage_bytes(storage).clone())
+                  for index, (_, storage, data) in enumerate(sorted(received,
+                                                                    key=lambda r: r[0]))
+                  if storage.device.type == "cpu" or storage.nbytes() <= DEVICE_COPY_MAX_BYTES]
         actual = self._call(list(inputs), ghost=bool(request.get("ghost")))
         # The input storages the call left as they came are named, not sent back (a large
         # case's inputs then cross once): compared byte for byte on the device.
         unchanged = {exchange.storage_key(storage): index for index, storage, before in handed
-                     if _bytes_of(storage).equal(before)}
+                     if exchange.storage_bytes(storage).equal(before)}
         del handed
         # Output and inputs in one tree: a storage they share is one storage on the judge's
         # side too, which is how the judge sees an output aliasing an input.
@@ -462,15 +460,6 @@ class Runner:
                                    f"own still running ({leftover[0]})")
         self._check_streams("a")
         return actual
-
-
-def _bytes_of(storage: Any) -> Any:
-    """A storage's bytes as a uint8 tensor on its device (a view, no copy)."""
-    import torch
-
-    view = torch.empty(0, dtype=torch.uint8, device=storage.device)
-    view.set_(storage, 0, (storage.nbytes(),), (1,))
-    return view
 
 
 def _threads_started_since(before: set[threading.Thread]) -> list[str]:
