@@ -212,11 +212,12 @@ class OperatorSpec:
     # against a float64 reference (kgb_core/evaluation/products.py), not to rtol/atol: GEMMs.
     # "interleaved": fp32 buffers hold complex values as (re, im) pairs (cuBLAS's C, Z).
     product_bound: bool | str = False
-    # fp32 results held to the operator's own rounding bound instead of rtol/atol: a function
-    # of the inputs returning the exact output with its per-element bound (a
-    # kgb_core.evaluation.products.Bounded), for an operator that writes no argument
-    # (attention: kgb_core/evaluation/attention_bound.py).
-    rounding_bound: Callable[[Sequence[Any]], Any] | None = None
+    # Results held to the operator's own rounding bound instead of rtol/atol: a function of
+    # the inputs and the dtype's Tolerance returning the exact output with its per-element
+    # bound (a kgb_core.evaluation.products.Bounded), or None where rtol/atol alone rule; for
+    # an operator that writes no argument (attention: kgb_core/evaluation/attention_bound.py,
+    # fp32's rounding bound, and fp16/bf16's rtol/atol widened by P's rounding).
+    rounding_bound: Callable[[Sequence[Any], Tolerance], Any] | None = None
     reference_kernel: Callable[[], str] | None = None
     baseline: Callable[..., Any] | None = None
     compared: Callable[[Any, Sequence[Any]], Any] | None = None
@@ -331,10 +332,15 @@ class OperatorSpec:
                 # The judge's rule there (kgb_core/evaluation/products.py), not rtol/atol.
                 tolerances[dtype] = {"bound": "gamma_(K+2) (|A| |B|) against a float64 "
                                               "reference (fp32 rounding of a sum of products)"}
-            if self.rounding_bound is not None and dtype == "float32":
-                bound = self.rounding_bound
-                tolerances[dtype] = {"bound": f"fp32 rounding bound against a float64 reference "
-                                              f"({bound.__module__}.{bound.__name__})"}
+            if self.rounding_bound is not None:
+                where = f"{self.rounding_bound.__module__}.{self.rounding_bound.__name__}"
+                if dtype == "float32":
+                    tolerances[dtype] = {"bound": f"fp32 rounding bound against a float64 "
+                                                  f"reference ({where})"}
+                elif not tol.exact:
+                    tolerances[dtype]["widened"] = (f"by the operator's own rounding bound for "
+                                                    f"{dtype}, against a float64 reference "
+                                                    f"({where})")
         return {
             "id": self.id,
             "source": self.source,

@@ -57,7 +57,7 @@ def aten_op(name: str, *, signature: str, description: str,
             compared: Callable[[Any, Sequence[Any]], Any] | None = None,
             case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
             product_bound: bool | str = False,
-            rounding_bound: Callable[[Sequence[Any]], Any] | None = None,
+            rounding_bound: Callable[[Sequence[Any], Tolerance], Any] | None = None,
             ) -> OperatorSpec:
     extra: dict[str, Any] = {}
     if reduce_dim is not None:

@@ -4,8 +4,9 @@ dropout, causal or not.
 Small cases have lengths no block divides, Lq != Lk (non-causal), a head dim that is no power
 of two, a value dim unlike the key dim, an explicit scale, and q/k/v as (B, L, H, D)-stored
 views (as projections produce them), so that a kernel must use strides. Each output averages
-Lk values, which is ``reduce_dim`` (the atol of fp16 and bf16 cases); fp32 cases are held to
-attention's rounding bound (kgb_core/evaluation/attention_bound.py).
+Lk values, which is ``reduce_dim`` (the atol of fp16 and bf16 cases, widened there by flash
+attention's rounding of the probabilities to the dtype); fp32 cases are held to attention's
+rounding bound (kgb_core/evaluation/attention_bound.py has both).
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def operators() -> list[OperatorSpec]:
                         "1 / sqrt(D). With is_causal, query i attends to keys j <= i only (the "
                         "top-left aligned lower triangle; causal cases have Lq == Lk). q, k, v "
                         "may be non-contiguous views (e.g. (B, L, H, D) storage transposed). "
-                        "Compute the softmax and the products in float32 (no TF32).",
+                        "Compute the softmax and the products in float32 (no TF32); for "
+                        "fp16/bf16 inputs the probabilities may be rounded to that dtype "
+                        "before the product with v, as flash attention does.",
             reference=_sdpa_reference,
             make_inputs=_sdpa_inputs,
             cases=SDPA_CASES,
