@@ -183,3 +183,23 @@ def test_the_bound_is_chunked_without_changing_it(monkeypatch):
     monkeypatch.setattr(module, "CHUNK_SCORES", 1)
     chunked = attention_bound(inputs, tolerance)
     assert torch.equal(whole.exact, chunked.exact) and torch.equal(whole.bound, chunked.bound)
+
+
+def test_the_reference_kernel_passes_on_the_probe_draw_that_failed_it():
+    """The whole evaluation, the judge's probes forced onto the draw where CI saw the
+    reference kernel fail (benchmarks/probe_draw_audit.py tries every draw of every operator)."""
+    from kgb_core.evaluation.checker import probe_pool
+    from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+
+    registry = load_registry()
+    backend = registry.backend("cpu")
+    runnable = [(case, dtype) for case in SPEC.cases_in(backend.quirks.case_tiers)
+                for dtype in SPEC.dtypes if dtype not in backend.quirks.skipped_dtypes]
+    name, dtype, _ = FAILED_PUBLISHED
+    draw = [(case.name, d) for case, d in probe_pool(SPEC, runnable)].index((name, dtype))
+    settings = EvaluationSettings(seeds=(0,), timing=False, probe_draw=draw)
+    with Evaluator.for_backend(backend, settings) as evaluator:
+        result = evaluator.evaluate(SPEC.id, SPEC.reference_kernel())
+    assert result.probes == {"rewritten inputs": f"{name}/{dtype}",
+                             "ghost replay": f"{name}/{dtype}"}
+    assert result.verdict == "pass", result.message

@@ -77,6 +77,9 @@ _JUDGED = frozenset({verdicts.PASS, verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_
 class CheckSettings:
     seeds: Sequence[int]
     timing: bool
+    # The probe pool's entry both probes take (an audit's; EvaluationSettings.probe_draw), or
+    # None: each at random.
+    probe_draw: int | None = None
 
 
 @dataclass
@@ -184,7 +187,7 @@ class Evaluation:
                                  emulates=backend.emulates)
         self.runnable: list[tuple[ShapeCase, str]] = []
         self.seen_outputs: set[tuple] = set()
-        # The probes' cases, each drawn at random among the cases run (``_probe_pool``).
+        # The probes' cases, each drawn at random among the cases run (``probe_pool``).
         self.probe: tuple[ShapeCase, str] | None = None
         self.ghost_case: tuple[ShapeCase, str] | None = None
         # The storages the last request handed over, which its reply may name unchanged.
@@ -238,8 +241,15 @@ class Evaluation:
         for case, dtype in self.runnable:
             if not case.heldout:
                 self._trials_of(case, dtype)
-        pool = self._probe_pool()
-        self.probe, self.ghost_case = _RANDOM.choice(pool), _RANDOM.choice(pool)
+        pool = probe_pool(self.spec, self.runnable)
+        draw = self.settings.probe_draw
+        if draw is None:
+            self.probe, self.ghost_case = _RANDOM.choice(pool), _RANDOM.choice(pool)
+        else:
+            self.probe = self.ghost_case = pool[draw % len(pool)]
+        for stage, (case, dtype) in (("rewritten inputs", self.probe),
+                                     ("ghost replay", self.ghost_case)):
+            self.result.probes[stage] = f"{case_label(self.spec, case)}/{dtype}"
 
     def _heldout_trials(self) -> None:
         for case, dtype in self.runnable:
@@ -300,6 +310,7 @@ class Evaluation:
             written = [reference_inputs[i] for i in self.spec.mutated_args
                        if i < len(reference_inputs)]
             if _varies([expected, written]):
+                self.result.probes["ghost replay"] = f"{case_label(self.spec, case)}/{dtype}"
                 return case, dtype, inputs
             tried.append((case, dtype))
             others = [entry for entry in self.runnable if entry not in tried]
@@ -594,22 +605,25 @@ class Evaluation:
                                                   where=f"argument {index} (written in place)"))
         return comparison, tolerance
 
-    def _probe_pool(self) -> list[tuple[ShapeCase, str]]:
-        """The cases a probe draws from (at random, by the judge, unpredictable to the
-        candidate): those run whose inputs hold at least ``PROBE_MIN_ELEMENTS`` elements, since
-        a tiny case (a 0-d tensor, say) can leave a cached or kernel-less output right by
-        chance; where none is that large, the largest alone. Small tiers first, where they ran."""
-        shown = [(c, d) for c, d in self.runnable if not c.heldout] or self.runnable
-        pool = [(c, d) for c, d in shown if c.tier == SMALL] or shown
-
-        def size(entry: tuple[ShapeCase, str]) -> int:
-            inputs = self.spec.make_inputs(InputContext(entry[0], entry[1], 0, "cpu"))
-            return sum(t.numel() for t in tensors_in(list(inputs)))
-
-        sizes = [size(entry) for entry in pool]
-        large = [entry for entry, n in zip(pool, sizes) if n >= PROBE_MIN_ELEMENTS]
-        return large or [pool[sizes.index(max(sizes))]]
 
 
 __all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",
            "case_label", "clone_tree"]
+
+
+def probe_pool(spec: OperatorSpec, runnable: Sequence[tuple[ShapeCase, str]]
+               ) -> list[tuple[ShapeCase, str]]:
+    """The cases a probe draws from (at random, by the judge, unpredictable to the candidate):
+    those of ``runnable`` whose inputs hold at least ``PROBE_MIN_ELEMENTS`` elements, since a
+    tiny case (a 0-d tensor, say) can leave a cached or kernel-less output right by chance;
+    where none is that large, the largest alone. Small tiers first, where they ran."""
+    shown = [(c, d) for c, d in runnable if not c.heldout] or list(runnable)
+    pool = [(c, d) for c, d in shown if c.tier == SMALL] or shown
+
+    def size(entry: tuple[ShapeCase, str]) -> int:
+        inputs = spec.make_inputs(InputContext(entry[0], entry[1], 0, "cpu"))
+        return sum(t.numel() for t in tensors_in(list(inputs)))
+
+    sizes = [size(entry) for entry in pool]
+    large = [entry for entry, n in zip(pool, sizes) if n >= PROBE_MIN_ELEMENTS]
+    return large or [pool[sizes.index(max(sizes))]]

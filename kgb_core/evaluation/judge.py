@@ -190,11 +190,12 @@ class Judge:
         return self.evaluate_spec(self.registry.operator(job["op"]), job["source"],
                                   seeds=job["seeds"], timing=job["timing"],
                                   timing_settings=job.get("timing_settings") or {},
-                                  timeout_s=float(job.get("timeout_s") or 300.0))
+                                  timeout_s=float(job.get("timeout_s") or 300.0),
+                                  probe_draw=job.get("probe_draw"))
 
     def evaluate_spec(self, spec: Any, source: str, *, seeds: Sequence[int], timing: bool,
                       timing_settings: dict[str, Any] | None = None,
-                      timeout_s: float = 300.0) -> Any:
+                      timeout_s: float = 300.0, probe_draw: int | None = None) -> Any:
         """Check ``source`` as a candidate for ``spec`` in a fresh runner; the result."""
         from kgb_core.evaluation import harness_verdicts
         from kgb_core.evaluation.checker import CheckSettings, Evaluation
@@ -211,7 +212,8 @@ class Judge:
             self._start_template()  # once more, from a new template
             channel = self.template.spawn(RUNNER_STARTUP_S)
         evaluation = Evaluation(spec, self.backend, self.device, self.timers.get(timing_settings),
-                                channel, CheckSettings(seeds=seeds, timing=timing),
+                                channel, CheckSettings(seeds=seeds, timing=timing,
+                                              probe_draw=probe_draw),
                                 timing_settings, deadline)
         result = evaluation.result
         try:

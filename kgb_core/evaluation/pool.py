@@ -58,6 +58,10 @@ class EvaluationSettings:
     # to see what the run-time checks alone make of a candidate: the screen is a first filter,
     # never the only one.
     screen: bool = True
+    # For audits only (benchmarks/probe_draw_audit.py): which entry of the probe pool the
+    # rewritten-inputs probe and ghost replay take, instead of one at random. A fixed draw is
+    # one a candidate can predict: never for a real run.
+    probe_draw: int | None = None
 
 
 class WorkerDied(Exception):
@@ -282,7 +286,7 @@ class Evaluator:
         job = {"job": self._jobs, "op": op_id, "source": source,
                "seeds": list(self.settings.seeds), "timing": self.settings.timing,
                "timing_settings": self.settings.timing_settings,
-               "timeout_s": self.settings.timeout_s}
+               "timeout_s": self.settings.timeout_s, "probe_draw": self.settings.probe_draw}
         worker = self._ensure_worker()
         pending = EvalResult(op=op_id, backend=self.backend_name, verdict=verdicts.PASS)
         try:

@@ -37,6 +37,9 @@ class EvalResult:
     # What the backend cannot run, when the failure matches one of its known gaps
     # (kgb_core/evaluation/backend_gaps.py): the kernel may be right on another backend.
     backend_gap: str = ""
+    # The (case, dtype) each probe drew ("rewritten inputs", "ghost replay"; "case/dtype"): a
+    # failure there can be reproduced on that draw (EvaluationSettings.probe_draw).
+    probes: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
