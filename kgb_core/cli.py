@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import typer
 
+from kgb_core.backends import backend_label
 from kgb_core.config import DEFAULT_DB, RunConfig, apply_overrides, load_config
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
@@ -365,6 +366,31 @@ def merge_command(stores: List[Path] = typer.Argument(..., help="Result stores t
         typer.echo(f"  conflict (kept the {prefer} row): {conflict}")
 
 
+@app.command("runs")
+def runs_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store."),
+                 as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """The store's runs: each one's method label, plugin, backend, plan size, results so far
+    (and how many passed), and when it started and finished."""
+    from kgb_core.store import ResultStore
+
+    if not Path(db).is_file():
+        raise UserError(f"no result store at {db} (run `kgb run` first, or pass --db)")
+    with ResultStore(db) as store:
+        listed = store.run_listing()
+    if as_json:
+        _print_json(listed)
+        return
+    if not listed:
+        typer.echo(f"{db} holds no runs yet")
+        return
+    typer.echo(render_table(
+        ["run", "label", "plugin", "backend", "planned ops", "results", "passed", "started",
+         "finished"],
+        [[r["id"], r["label"], r["method"], backend_label(r["backend"], r["emulates"]),
+          r["planned_operators"], r["results"],
+          r["passed"], r["created_at"], r["finished_at"] or "(unfinished)"] for r in listed]))
+
+
 @app.command("report")
 def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store."),
                    run: Optional[int] = typer.Option(None, "--run", help="Only this run id (default: latest result of every op)."),
@@ -372,6 +398,7 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
                    html: Optional[Path] = typer.Option(None, "--html", help="Write the full report (MS, MC, cost, per-operator views, plots) as one self-contained HTML file."),
                    md: Optional[Path] = typer.Option(None, "--md", help="Write the report's tables as Markdown."),
                    csv_dir: Optional[Path] = typer.Option(None, "--csv", help="Write one CSV per table into this directory."),
+                   compare: Optional[Tuple[str, str]] = typer.Option(None, "--compare", help="Two method labels of this store (or two store files, one label each) side by side per operator: solved by both, by one only, speedup ratio; differences first."),
                    as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Summary per source, method and backend: correct %, geomean speedup, fast_1, fast_2;
     with --html/--md/--csv/--json also the MS, MC, cost and per-operator views."""
@@ -383,10 +410,19 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
     with ResultStore(db) as store:
         rows = store.results(run)
         runs = store.runs()
-        if as_json or html or md or csv_dir:
+        if not compare and (as_json or html or md or csv_dir):
             from kgb_core.reports import load_report
 
             views = load_report(store, registry(), run, title=f"kgb report: {Path(db).name}")
+    if compare:
+        from kgb_core.reports.compare import compare as compare_methods, render_comparison
+
+        comparison = compare_methods(compare[0], compare[1], rows)
+        if as_json:
+            _print_json(comparison.to_dict())
+        else:
+            typer.echo(render_comparison(comparison))
+        return
     summaries = summarize(rows)
     if views is not None:
         from kgb_core.reports import write_csv, write_html, write_md
@@ -400,7 +436,8 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
     if as_json:
         _print_json({"summary": [s.to_dict() for s in summaries],
                      "runs": [{"id": r["id"], "created_at": r["created_at"],
-                               "finished_at": r["finished_at"], "environment": r["environment"]}
+                               "finished_at": r["finished_at"], "label": r["label"],
+                               "environment": r["environment"]}
                               for r in runs],
                      "sandbox": sandbox_counts(rows),
                      "views": views.to_dict()})
@@ -411,6 +448,10 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
     if per_op:
         typer.echo(render_results(rows))
         typer.echo("")
+    from kgb_core.reports.leaderboard import leaderboard
+    from kgb_core.reports.tables import leaderboard_text
+
+    typer.echo("leaderboard (all sources):\n" + leaderboard_text(leaderboard(rows)) + "\n")
     typer.echo(render_summary(summaries) + sandbox_note(rows))
 
 

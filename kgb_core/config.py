@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kgb_core.errors import UserError
+from kgb_core.labels import check_label
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,6 +37,9 @@ class RunConfig:
     db: str = DEFAULT_DB
     method: str = "reference"
     method_options: dict[str, Any] = field(default_factory=dict)
+    # ``[method] label``: the method's name in the store and the report (kgb_core/labels.py);
+    # None: derived from the plugin and its options.
+    method_label: str | None = None
     seeds: list[int] = field(default_factory=lambda: [0, 1])
     timeout_s: float = 300.0
     worker_reuse: bool = True
@@ -145,6 +149,8 @@ def _read_method(config: RunConfig, values: dict[str, Any], where: str) -> None:
     if not isinstance(name, str):
         raise UserError(f"{where}: [method] name must be a string")
     config.method = name
+    if "label" in options:
+        config.method_label = check_label(options.pop("label"), where)
     config.method_options = options
 
 

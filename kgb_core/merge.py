@@ -14,7 +14,10 @@ Identity and conflict rules:
 - The same run uid in two stores must have the same plan and environment, or the merge stops
   (a corrupt or hand-edited store). Its ``finished_at`` is the later one known (a copy taken
   mid-run is unfinished; the original finished).
-- A result is identified by (run uid, op, backend, method, sample). The same identity with the
+- A run's method label (kgb_core/labels.py) is its own in every copy: derived from its plan
+  where a store older than schema 5 has none.
+- A result is identified by (run uid, op, backend, method, sample); its label is its run's.
+  The same identity with the
   same content (verdict, message, timings, detail, candidate source, tokens, generation,
   created_at) is one row. The same identity with different content is a conflict (two
   machines resumed one run): the merge stops and writes nothing, unless ``--prefer newer``
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kgb_core.errors import UserError
+from kgb_core.labels import plan_label
 from kgb_core.store import (SCHEMA_VERSION, ResultStore, foreign_objects, legacy_run_uid,
                             refusal)
 
@@ -52,7 +56,7 @@ PREFER = ("error", "newer", "older")
 _CONTENT = ("op", "source", "backend", "emulates", "method", "sample", "verdict", "message",
             "candidate_ms", "reference_ms", "speedup", "timing_label", "prompt_tokens",
             "completion_tokens", "cost_usd", "duration_s", "detail", "candidate_source",
-            "generation", "created_at")
+            "generation", "created_at", "label")
 
 
 @dataclass
@@ -128,7 +132,10 @@ def _read(path: Path) -> _Store:
             if "uid" not in run_columns or not run.get("uid"):
                 run["uid"] = legacy_run_uid(run["created_at"], run["plan_key"],
                                             run["environment"])
+            if not run.get("label"):
+                run["label"] = plan_label(json.loads(run["plan"]))
         uid_of = {run["id"]: run["uid"] for run in runs}
+        label_of = {run["id"]: run["label"] for run in runs}
         result_columns = _columns(conn, "results")
         results = []
         for r in conn.execute("SELECT * FROM results ORDER BY id"):
@@ -136,6 +143,7 @@ def _read(path: Path) -> _Store:
             for column, default in (("generation", None), ("emulates", "")):
                 if column not in result_columns:
                     row[column] = default
+            row["label"] = row.get("label") or label_of[row["run_id"]]
             row["run_uid"] = uid_of[row["run_id"]]
             results.append(row)
         responses = [dict(r) for r in conn.execute("SELECT * FROM responses ORDER BY key")]
@@ -228,10 +236,10 @@ def _merge_into(conn: sqlite3.Connection, read: list[_Store],
             report.runs_known += 1
             continue
         cursor = conn.execute(
-            "INSERT INTO runs(created_at, finished_at, plan_key, plan, environment, uid) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs(created_at, finished_at, plan_key, plan, environment, uid, label) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (run["created_at"], run["finished_at"], run["plan_key"], run["plan"],
-             run["environment"], run["uid"]))
+             run["environment"], run["uid"], run["label"]))
         run_id_of[run["uid"]] = int(cursor.lastrowid)
         report.runs_added += 1
 

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate
+from kgb_core.labels import default_label
 from kgb_core.operators import OperatorSpec
 
 
@@ -59,6 +60,13 @@ class Method(ABC):
     def samples(self, options: Mapping[str, Any]) -> int:
         """How many candidates per operator ``generate`` makes with these options (pass@k)."""
         return 1
+
+    def label(self, options: Mapping[str, Any]) -> str:
+        """This method's label with these options, in the store and the report
+        (kgb_core/labels.py): ``<name>/<model, preset, command or path>`` by default. A
+        method that says otherwise here should say so in its docs: rows of stores written
+        before labels existed are labelled by the default rule, from their runs' plans."""
+        return default_label(self.name, options)
 
     @abstractmethod
     def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:

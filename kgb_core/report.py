@@ -22,9 +22,20 @@ from typing import Any, Iterable, Sequence
 
 from kgb_core.backends import backend_label
 from kgb_core.evaluation import verdicts
+from kgb_core.labels import method_label
 from kgb_core.stats import geometric_mean
 
 FAST_P = (1.0, 2.0)
+# What a backend's timings measure: a chip, Triton's CPU interpreter, or an emulation.
+HARDWARE, EMULATION, INTERPRETER = "hardware", "emulation", "interpreter"
+
+
+def backend_kind(emulates: str, timing_labels: Iterable[str]) -> str:
+    if emulates:
+        return EMULATION
+    if any("interpreter" in label for label in timing_labels):
+        return INTERPRETER
+    return HARDWARE
 
 
 @dataclass
@@ -83,7 +94,7 @@ class GroupSummary:
 def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
     grouped: dict[tuple[str, str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        grouped[(row["source"], row["method"], row["backend"], row.get("emulates") or "",
+        grouped[(row["source"], method_label(row), row["backend"], row.get("emulates") or "",
                  row["op"])].append(row)
     outcomes = []
     for (source, method, backend, emulates, op), samples in sorted(grouped.items()):
@@ -248,7 +259,7 @@ def render_results(rows: Sequence[dict[str, Any]]) -> str:
         label = row.get("timing_label") or ""
         star = "*" if "interpreter" in label else ""
         table_rows.append([
-            row["op"], row["method"], backend_label(row["backend"], row.get("emulates")),
+            row["op"], method_label(row), backend_label(row["backend"], row.get("emulates")),
             row["sample"], row["verdict"],
             ("-" if row["verdict"] in verdicts.SKIPPED and not checked else
              f"{passed}/{len(checked)}" + (f" (+{skipped} skipped)" if skipped else "")),

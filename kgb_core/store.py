@@ -1,5 +1,9 @@
 """The result store: one SQLite file, one row per (run, op, backend, method, sample).
 
+Each run has its method's label (``llm/gpt-4o``, ``files/model-b``: kgb_core/labels.py),
+copied into each of its results: the latest result per key, which the report reads, is per
+(op, backend, emulation, label, sample), so two models run through one plugin keep their rows.
+
 Every result is committed in its own transaction the moment it exists, in WAL mode with
 ``synchronous=FULL``, so a sweep killed at any instant loses at most the candidate in flight and
 never leaves a half-written row; ``--resume`` reads back what is done. Each run keeps the
@@ -24,8 +28,9 @@ from typing import Any, Iterator
 from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
+from kgb_core.labels import plan_label
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -39,7 +44,8 @@ CREATE TABLE IF NOT EXISTS runs (
     plan_key TEXT NOT NULL,
     plan TEXT NOT NULL,
     environment TEXT NOT NULL,
-    uid TEXT
+    uid TEXT,
+    label TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY,
@@ -64,6 +70,7 @@ CREATE TABLE IF NOT EXISTS results (
     candidate_source TEXT,
     generation TEXT,
     created_at TEXT NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
     UNIQUE (run_id, op, backend, method, sample)
 );
 CREATE INDEX IF NOT EXISTS results_by_key ON results (op, backend, method, sample);
@@ -90,8 +97,10 @@ CREATE TABLE IF NOT EXISTS device_peaks (
 """
 
 
-# Made after any migration: a store older than version 4 has no uid column until then.
-_RUN_UID_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs (uid)"
+# Made after any migration: a store older than version 4 has no uid column until then, one
+# older than version 5 no label column.
+_LATE_INDEXES = ("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs (uid)",
+                 "CREATE INDEX IF NOT EXISTS results_by_label ON results (label, op, backend)")
 
 
 def _now() -> str:
@@ -163,7 +172,7 @@ class ResultStore:
             if row is None:
                 self._conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)",
                                    (str(SCHEMA_VERSION),))
-                self._conn.execute(_RUN_UID_INDEX)
+                self._create_late_indexes()
                 return
             version = int(row["value"])
             if version > SCHEMA_VERSION:
@@ -185,10 +194,28 @@ class ResultStore:
                 for row in rows:
                     self._conn.execute("UPDATE runs SET uid=? WHERE id=?", (legacy_run_uid(
                         row["created_at"], row["plan_key"], row["environment"]), row["id"]))
+            if version < 5:  # version 5 added method labels, derived from the runs' plans
+                self._add_labels()
             if version < SCHEMA_VERSION:
                 self._conn.execute("UPDATE meta SET value=? WHERE key='schema_version'",
                                    (str(SCHEMA_VERSION),))
-            self._conn.execute(_RUN_UID_INDEX)
+            self._create_late_indexes()
+
+    def _create_late_indexes(self) -> None:
+        for statement in _LATE_INDEXES:
+            self._conn.execute(statement)
+
+    def _add_labels(self) -> None:
+        """Label every run of an older store, and its results, from the run's plan."""
+        for table in ("runs", "results"):
+            columns = {r["name"] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            if "label" not in columns:
+                self._conn.execute(f"ALTER TABLE {table} ADD COLUMN label TEXT NOT NULL "
+                                   f"DEFAULT ''")
+        for row in self._conn.execute("SELECT id, plan FROM runs").fetchall():
+            label = plan_label(json.loads(row["plan"]))
+            self._conn.execute("UPDATE runs SET label=? WHERE id=?", (label, row["id"]))
+            self._conn.execute("UPDATE results SET label=? WHERE run_id=?", (label, row["id"]))
 
     def close(self) -> None:
         self._conn.close()
@@ -200,11 +227,15 @@ class ResultStore:
         self.close()
 
     # -- runs ------------------------------------------------------------------------------
-    def start_run(self, plan: dict[str, Any], environment: dict[str, Any]) -> int:
+    def start_run(self, plan: dict[str, Any], environment: dict[str, Any],
+                  label: str | None = None) -> int:
+        """A new run; ``label`` is its method's (default: derived from ``plan``)."""
         cursor = self._conn.execute(
-            "INSERT INTO runs(created_at, plan_key, plan, environment, uid) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO runs(created_at, plan_key, plan, environment, uid, label) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
             (_now(), plan_key(plan), json.dumps(plan, sort_keys=True),
-             json.dumps(environment, sort_keys=True, default=str), uuid.uuid4().hex))
+             json.dumps(environment, sort_keys=True, default=str), uuid.uuid4().hex,
+             label or plan_label(plan)))
         return int(cursor.lastrowid)
 
     def latest_run_for(self, plan: dict[str, Any]) -> int | None:
@@ -220,6 +251,24 @@ class ResultStore:
         return [{**dict(row), "plan": json.loads(row["plan"]),
                  "environment": json.loads(row["environment"])} for row in rows]
 
+    def run_listing(self) -> list[dict[str, Any]]:
+        """Each run with its label, plan in short and result counts (``kgb runs``)."""
+        counts = {row["run_id"]: (row["results"], row["passed"]) for row in self._conn.execute(
+            "SELECT run_id, COUNT(*) AS results, SUM(verdict = 'pass') AS passed "
+            "FROM results GROUP BY run_id")}
+        listed = []
+        for run in self.runs():
+            plan = run["plan"]
+            results, passed = counts.get(run["id"], (0, 0))
+            listed.append({
+                "id": run["id"], "uid": run["uid"], "label": run["label"],
+                "method": plan.get("method"), "method_options": plan.get("method_options", {}),
+                "backend": plan.get("backend", ""), "emulates": plan.get("emulates") or "",
+                "planned_operators": len(plan.get("operators", [])),
+                "results": results, "passed": passed or 0,
+                "created_at": run["created_at"], "finished_at": run["finished_at"]})
+        return listed
+
     # -- results ---------------------------------------------------------------------------
     def done_keys(self, run_id: int) -> set[ResultKey]:
         rows = self._conn.execute(
@@ -228,14 +277,16 @@ class ResultStore:
 
     def record(self, run_id: int, source: str, result: EvalResult,
                candidate: Candidate | None) -> None:
-        """Write one result in its own transaction; a duplicate key is refused, not doubled."""
+        """Write one result in its own transaction, labelled with its run's label; a duplicate
+        key is refused, not doubled."""
         with self._transaction():
             self._conn.execute(
                 """INSERT INTO results(run_id, op, source, backend, emulates, method, sample,
                    verdict, message, candidate_ms, reference_ms, speedup, timing_label,
                    prompt_tokens, completion_tokens, cost_usd, duration_s, detail,
-                   candidate_source, generation, created_at)
-                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   candidate_source, generation, created_at, label)
+                   VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,
+                           (SELECT label FROM runs WHERE id=?))""",
                 (run_id, result.op, source, result.backend, result.emulates or "",
                  result.method, result.sample,
                  result.verdict, result.message, result.candidate_ms, result.reference_ms,
@@ -246,7 +297,7 @@ class ResultStore:
                  json.dumps(result.to_dict(), default=str),
                  candidate.source if candidate else None,
                  json.dumps(candidate.generation) if candidate and candidate.generation else None,
-                 _now()))
+                 _now(), run_id))
 
     # -- model answers (a method's response cache) ------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
@@ -302,7 +353,8 @@ class ResultStore:
         return _Transaction(self._conn)
 
     def results(self, run_id: int | None = None) -> list[dict[str, Any]]:
-        """Rows of one run, or (no run given) the latest row for each result key."""
+        """Rows of one run, or (no run given) the latest row for each result key: (op, backend,
+        emulation, label, sample)."""
         if run_id is not None:
             rows = self._conn.execute("SELECT * FROM results WHERE run_id=? ORDER BY id",
                                       (run_id,)).fetchall()
@@ -313,7 +365,7 @@ class ResultStore:
                 """SELECT * FROM results WHERE id IN (
                        SELECT id FROM (
                            SELECT id, ROW_NUMBER() OVER (
-                               PARTITION BY op, backend, emulates, method, sample
+                               PARTITION BY op, backend, emulates, label, sample
                                ORDER BY created_at DESC, id DESC) AS newest
                            FROM results)
                        WHERE newest = 1)

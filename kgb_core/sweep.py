@@ -60,7 +60,14 @@ class SweepPlan:
             # Only when set, so that the plan keys of runs made before emulation existed are
             # unchanged and --resume still finds them.
             **({"emulates": self.backend.emulates} if self.backend.emulates else {}),
+            # A label given outright; a derived one follows from the rest (plan_label).
+            **({"label": self.config.method_label} if self.config.method_label else {}),
         }
+
+    @property
+    def label(self) -> str:
+        """The method's label in the store and the report (kgb_core/labels.py)."""
+        return self.config.method_label or self.method.label(self.config.method_options)
 
 
 @dataclass
@@ -227,7 +234,7 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
                              ("slot", "device_index", "device", "device_name", "host",
                               "sandbox", "sandbox_detail")}
                             for info in worker_infos]}
-            run_id = store.start_run(description, environment)
+            run_id = store.start_run(description, environment, label=plan.label)
         else:
             notes(f"resume: continuing run {run_id}; {len(plan.operators) - len(pending)} "
                   f"operators already done")

@@ -22,7 +22,7 @@ def test_a_directory_of_submissions_is_scored_per_operator(tmp_path, registry):
     assert done.returncode == 0, done.stderr
     report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
     (summary,) = report["summary"]
-    assert summary["method"] == "files" and summary["operators"] == 3
+    assert summary["method"] == "files/subs" and summary["operators"] == 3  # its label
     assert summary["correct"] == 2  # neg, and add through its second sample (pass@2)
     import sqlite3
 

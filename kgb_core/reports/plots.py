@@ -14,6 +14,7 @@ import io
 import math
 from typing import Any
 
+from kgb_core.labels import file_stem
 from kgb_core.reports.views import FAST_P_THRESHOLDS, INTERPRETER, EMULATION, ReportData
 
 MISSING_NOTE = ("Plots need matplotlib: install the report extra "
@@ -142,7 +143,7 @@ def transfer_heatmaps(report: ReportData) -> list[tuple[str, bytes]]:
         ax.set_ylabel("solved on")
         ax.set_title(f"Transfer, method {matrix.method}")
         fig.colorbar(image, ax=ax, fraction=0.046)
-        plots.append((f"transfer_{matrix.method}", _png(fig)))
+        plots.append((f"transfer_{file_stem(matrix.method)}", _png(fig)))
     return plots
 
 

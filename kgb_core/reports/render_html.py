@@ -1,13 +1,17 @@
-"""The report as one self-contained HTML file: inline CSS, tables, plots as base64 PNGs.
+"""The report as one self-contained HTML file: inline CSS, tables, plots as base64 PNGs, and
+one small inline script (table_script.js) that sorts every table by a click on a header and
+filters the leaderboard and the per-operator table.
 
-No script, no external URL (no font, stylesheet or CDN): it opens offline, from a mail
-attachment or a CI artefact, and renders the same everywhere.
+No external URL (no font, stylesheet, script or CDN): it opens offline, from a mail attachment
+or a CI artefact, and renders the same everywhere; without JavaScript the tables read as they
+are, in the report's order.
 """
 
 from __future__ import annotations
 
 import base64
 from html import escape
+from pathlib import Path
 from typing import Mapping
 
 from kgb_core.reports.plots import MISSING_NOTE
@@ -32,7 +36,14 @@ img.plot { max-width: 100%; display: block; margin: 0.8em 0; border: 1px solid #
 details pre { background: #f6f8fa; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 nav a { margin-right: 1em; }
 .scroll { overflow-x: auto; max-width: 100%; }
+table.sortable th { cursor: pointer; user-select: none; }
+th[aria-sort="ascending"]::after { content: " \\25B2"; }
+th[aria-sort="descending"]::after { content: " \\25BC"; }
+.filters { margin: 0.4em 0; font-size: 0.85em; }
+.filters select, .filters input { margin-right: 0.6em; }
 """
+# Read once: it goes inline into every report (no file beside the HTML to lose).
+_SCRIPT = (Path(__file__).with_name("table_script.js")).read_text()
 
 _PLOTS_OF_SECTION = {
     "MS view": ("correct", "fast_p_curve", "speedups"),
@@ -57,12 +68,18 @@ def table_html(table: Table) -> str:
             if table.headers[i] == "kind" and raw[i] in ("interpreter", "emulation"):
                 css.append(f"kind-{raw[i]}")
             cls = f' class="{" ".join(css)}"' if css else ""
-            cells.append(f"<td{cls}>{escape(value)}</td>")
+            # The raw number, for sorting: the shown one is rounded ("1.2e+03", "n/a").
+            data = (f' data-v="{raw[i]!r}"' if isinstance(raw[i], (int, float))
+                    and not isinstance(raw[i], bool) and kinds[i] != "text" else "")
+            cells.append(f"<td{cls}{data}>{escape(value)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     parts = [f'<h3 id="t-{escape(table.name)}">{escape(table.title)}</h3>']
     if table.rows:
-        parts.append(f'<div class="scroll"><table id="table-{escape(table.name)}"><thead><tr>'
-                     f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+        filters = (f' data-filter="{escape(",".join(table.filters))}"' if table.filters
+                   else "")
+        parts.append(f'<div class="scroll"><table id="table-{escape(table.name)}" '
+                     f'class="sortable"{filters}><thead><tr>{head}</tr></thead>'
+                     f'<tbody>{"".join(body)}</tbody></table></div>')
     else:
         parts.append('<p class="note">(no rows)</p>')
     if table.note:
@@ -118,6 +135,7 @@ def render_html(report: ReportData, plots: Mapping[str, bytes] | None,
             out.append(table_html(table))
         if title == "Per operator":
             out.append(_best_sources(report))
+    out.append(f"<script>\n{_SCRIPT}</script>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from kgb_core.calibration import format_peak
+from kgb_core.labels import file_stem
+from kgb_core.report import render_table
+from kgb_core.reports.leaderboard import ALL, LeaderboardRow, sources_of
 from kgb_core.reports.views import FAST_P_THRESHOLDS, ReportData
 
 
@@ -21,6 +24,9 @@ class Table:
     # Per column, how a value is shown: "pct" (already a percentage), "share" (0..1 shown as
     # a percentage), "x" (a ratio), "ms", "int", "usd", "text", "num".
     formats: list[str] = field(default_factory=list)
+    # Columns the HTML offers a drop-down filter on (with a free-text filter): for tables too
+    # long to read whole, the leaderboard and the per-operator table.
+    filters: list[str] = field(default_factory=list)
 
 
 def fmt(value: Any, kind: str = "num") -> str:
@@ -50,6 +56,52 @@ def fmt(value: Any, kind: str = "num") -> str:
 def formatted(table: Table) -> list[list[str]]:
     kinds = table.formats or ["num"] * len(table.headers)
     return [[fmt(value, kinds[i]) for i, value in enumerate(row)] for row in table.rows]
+
+
+# Per set of operators (all, or one source): header suffix, format, the cell's attribute.
+_LEADERBOARD_COLUMNS = (("ops", "int", "operators"), ("correct %", "pct", "correct_pct"),
+                        ("pass@1 %", "share", "pass_at_1"), ("pass@k %", "share", "pass_at_k"),
+                        ("fast_1 %", "share", "fast_1"), ("speedup", "x", "speedup_geomean"),
+                        ("tokens/solved", "tokens", "tokens_per_solved"),
+                        ("$/solved", "usd", "cost_per_solved"))
+
+
+def leaderboard_table(report: ReportData) -> Table:
+    sources = sources_of(report.leaderboard)
+    headers = ["rank", "method", "backend", "kind", "k"]
+    formats = ["int", "text", "text", "text", "int"]
+    for scope in (ALL, *sources):
+        headers += [f"{scope} {name}" for name, _, _ in _LEADERBOARD_COLUMNS]
+        formats += [kind for _, kind, _ in _LEADERBOARD_COLUMNS]
+    rows = []
+    for r in report.leaderboard:
+        row: list[Any] = [r.rank, r.method, r.backend, r.kind, r.all.k]
+        for cell in (r.all, *(r.sources.get(source) for source in sources)):
+            row += [getattr(cell, attribute) if cell else None
+                    for _, _, attribute in _LEADERBOARD_COLUMNS]
+        rows.append(row)
+    return Table(
+        name="leaderboard", title="Leaderboard: per method and backend", headers=headers,
+        formats=formats, rows=rows, filters=["method", "backend", "kind"],
+        note="A method is a label: the plugin and the model, agent or submission it ran "
+             "([method] label overrides it). Ranked by correct % over all operators tried, then "
+             "fast_1, then geomean speedup. pass@k with k candidates per operator (the row's "
+             "largest); speedup: geomean over the correct, timed operators; tokens and "
+             "dollars per solved operator count every attempt. Rows of kind interpreter or "
+             "emulation were timed in Triton's CPU interpreter: their speedups are no "
+             "performance result.")
+
+
+def leaderboard_text(board: Sequence[LeaderboardRow]) -> str:
+    """The leaderboard over all sources for a terminal (the summary below it is per source)."""
+    columns = _LEADERBOARD_COLUMNS
+    table = Table(name="leaderboard", title="", formats=["int", "text", "text", "text", "int"]
+                  + [kind for _, kind, _ in columns],
+                  headers=["rank", "method", "backend", "kind", "k"] + [n for n, _, _ in columns],
+                  rows=[[r.rank, r.method, r.backend, r.kind, r.all.k]
+                        + [getattr(r.all, attribute) for _, _, attribute in columns]
+                        for r in board])
+    return render_table(table.headers, formatted(table))
 
 
 def ms_table(report: ReportData) -> Table:
@@ -115,7 +167,8 @@ def transfer_tables(report: ReportData) -> list[Table]:
                 row.append(cell["share"])
             rows.append(row)
         tables.append(Table(
-            name=f"transfer_{matrix.method}", title=f"Transfer matrix, method {matrix.method}",
+            name=f"transfer_{file_stem(matrix.method)}",
+            title=f"Transfer matrix, method {matrix.method}",
             headers=["solved on \\ also solved on", *heads],
             formats=["text"] + ["share"] * len(names), rows=rows,
             note="Row A, column B: of the mc110 operators solved on A and tried on B, the "
@@ -140,12 +193,13 @@ def cost_table(report: ReportData) -> Table:
 def operator_table(report: ReportData) -> Table:
     return Table(
         name="operators", title="Per operator",
-        headers=["op", "method", "backend", "kind", "verdicts", "correct", "best sample",
-                 "speedup", "cand ms", "ref ms", "roofline %", "baseline roofline %",
-                 "bound", "roofline note", "timer"],
-        formats=["text", "text", "text", "text", "text", "text", "int", "x", "ms", "ms",
+        headers=["op", "source", "method", "backend", "kind", "verdicts", "correct",
+                 "best sample", "speedup", "cand ms", "ref ms", "roofline %",
+                 "baseline roofline %", "bound", "roofline note", "timer"],
+        formats=["text", "text", "text", "text", "text", "text", "text", "int", "x", "ms", "ms",
                  "roofline", "roofline", "text", "text", "text"],
-        rows=[[r.op, r.method, r.backend, r.kind, r.verdicts,
+        filters=["method", "source", "backend", "verdicts"],
+        rows=[[r.op, r.source, r.method, r.backend, r.kind, r.verdicts,
                "skipped" if r.skipped else r.correct, r.best_sample,
                r.speedup, r.candidate_ms, r.reference_ms, r.roofline_pct,
                r.reference_roofline_pct, r.bound, r.roofline_note, r.timing_label]
@@ -180,7 +234,7 @@ def runs_table(report: ReportData) -> Table:
 
 
 def all_tables(report: ReportData) -> list[Table]:
-    return [ms_table(report), speedup_distribution_table(report), mc_table(report),
+    return [leaderboard_table(report), ms_table(report), speedup_distribution_table(report), mc_table(report),
             *transfer_tables(report), cost_table(report), operator_table(report),
             peaks_table(report), runs_table(report), fast_p_curve_table(report)]
 
@@ -189,6 +243,7 @@ def sections(report: ReportData) -> list[tuple[str, Sequence[Table]]]:
     """The report's sections in order, as the HTML and Markdown writers lay them out (the
     fast_p curve's points go to CSV and JSON; HTML and Markdown show it as a plot)."""
     return [
+        ("Leaderboard", [leaderboard_table(report)]),
         ("MS view", [ms_table(report), speedup_distribution_table(report)]),
         ("MC view", [mc_table(report), *transfer_tables(report)]),
         ("Cost", [cost_table(report)]),

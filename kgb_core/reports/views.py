@@ -36,7 +36,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from kgb_core.backends import backend_label
 from kgb_core.calibration import COPY_METRIC, matmul_metric
 from kgb_core.evaluation import verdicts
-from kgb_core.report import OperatorOutcome, operator_outcomes, summarize
+from kgb_core.labels import method_label, plan_label
+from kgb_core.report import (EMULATION, INTERPRETER, OperatorOutcome, backend_kind,
+                             operator_outcomes, summarize)
+from kgb_core.reports.leaderboard import LeaderboardRow, leaderboard
 from kgb_core.stats import geometric_mean
 
 FAST_P_THRESHOLDS = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -47,7 +50,6 @@ CURVE_POINTS = 81
 NOT_COMPILED = frozenset({verdicts.SCREEN_REJECTED, verdicts.COMPILE_ERROR,
                           verdicts.NO_CANDIDATE})
 
-HARDWARE, EMULATION, INTERPRETER = "hardware", "emulation", "interpreter"
 
 
 @dataclass(frozen=True)
@@ -78,14 +80,6 @@ def operator_facts(registry: Any, op_ids: Iterable[str]) -> dict[str, OperatorFa
                                                                      dtype_itemsize(dtype))))
         facts[op_id] = OperatorFacts(tags=frozenset(spec.tags), counts=counts)
     return facts
-
-
-def backend_kind(emulates: str, timing_labels: Iterable[str]) -> str:
-    if emulates:
-        return EMULATION
-    if any("interpreter" in label for label in timing_labels):
-        return INTERPRETER
-    return HARDWARE
 
 
 def quantile(ordered: Sequence[float], q: float) -> float | None:
@@ -229,6 +223,8 @@ class ReportData:
     operators: list[OperatorRow]
     notes: list[str]
     mc_note: str = ""
+    # The first view: one row per method label and backend (kgb_core/reports/leaderboard.py).
+    leaderboard: list[LeaderboardRow] = field(default_factory=list)
 
     def to_dict(self, with_sources: bool = False) -> dict[str, Any]:
         data = asdict(self)
@@ -240,7 +236,8 @@ class ReportData:
 
 # -- building --------------------------------------------------------------------------------
 def _key(row: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
-    return (row["source"], row["method"], row["backend"], row.get("emulates") or "", row["op"])
+    return (row["source"], method_label(row), row["backend"], row.get("emulates") or "",
+            row["op"])
 
 
 def _best_row(samples: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -475,7 +472,7 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
                      f"hardware.")
     summary = [s.to_dict() for s in summarize(rows)]
     run_info = [{"id": r["id"], "created_at": r["created_at"], "finished_at": r["finished_at"],
-                 "method": (r.get("plan") or {}).get("method"),
+                 "method": r.get("label") or plan_label(r.get("plan") or {}),
                  "backend": (r.get("plan") or {}).get("backend"),
                  "emulates": (r.get("plan") or {}).get("emulates", ""),
                  "operators": len((r.get("plan") or {}).get("operators", [])),
@@ -489,4 +486,5 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
             timespec="seconds"),
         title=title, runs=run_info, peaks={k: dict(v) for k, v in peaks.items()},
         summary=summary, ms=ms, fast_p_curves=curves, mc=mc, transfer=transfer, cost=cost,
-        operators=operators, notes=notes, mc_note=mc_note)
+        operators=operators, notes=notes, mc_note=mc_note,
+        leaderboard=leaderboard(rows))
