@@ -1,8 +1,10 @@
 """Method labels (kgb_core/labels.py): two models run through one plugin are two methods of the
-report, in one store, resumed, merged, and in stores written before labels existed.
+report, beside a third label of another plugin, in one store, resumed, merged, and in stores
+written before labels existed; the leaderboard, --compare and kgb runs built on them.
 
-The runs are real `kgb run`s of the files method over JSONL answers on the CPU backend; the
-store is read back with plain SQL where the test checks what was stored."""
+The runs are real `kgb run`s on the CPU backend: the files method over JSONL answers (two
+"models") and the reference method; the store is read back with plain SQL where the test
+checks what was stored."""
 
 from __future__ import annotations
 
@@ -89,30 +91,38 @@ def two_models(tmp_path_factory):
     db = tmp_path / "both.db"
     _run(tmp_path, db, right)
     _run(tmp_path, db, wrong)
+    ops = [arg for op in OPS for arg in ("--op", op)]
+    done = kgb("run", "--method", "reference", "--backend", "cpu", "--no-timing", "--seed", "0",
+               *ops, "--db", str(db))
+    assert done.returncode == 0, done.stderr
     return {"tmp": tmp_path, "db": db, "right": right, "wrong": wrong}
+
+
+LABELS = {"files/model-a", "files/model-b", "reference"}
 
 
 def test_two_models_of_one_plugin_keep_their_rows(two_models):
     summary = _summary(two_models["db"])
-    assert set(summary) == {"files/model-a", "files/model-b"}
-    assert summary["files/model-a"]["correct"] == len(OPS)
+    assert set(summary) == LABELS
+    assert summary["files/model-a"]["correct"] == summary["reference"]["correct"] == len(OPS)
     assert summary["files/model-b"]["correct"] == 0
     conn = sqlite3.connect(two_models["db"])
     stored = dict(conn.execute("SELECT label, COUNT(*) FROM results GROUP BY label"))
-    assert stored == {"files/model-a": len(OPS), "files/model-b": len(OPS)}
+    assert stored == {label: len(OPS) for label in LABELS}
     assert {r[0] for r in conn.execute("SELECT label FROM runs")} == set(stored)
 
 
 def test_every_view_keeps_both_labels(two_models):
     report = json.loads(kgb("report", "--db", str(two_models["db"]), "--json").stdout)
-    views, labels = report["views"], {"files/model-a", "files/model-b"}
+    views, labels = report["views"], LABELS
     per_op = {(row["op"], row["method"]) for row in views["operators"]}
     assert per_op == {(op, label) for op in OPS for label in labels}
     for view in ("ms", "mc", "cost", "summary", "runs"):
         assert {row["method"] for row in views[view]} == labels, view
     assert {row["label"] for row in report["runs"]} == labels
+    assert {matrix["method"] for matrix in views["transfer"]} == labels
     text = kgb("report", "--db", str(two_models["db"]), "--per-op").stdout
-    assert "files/model-a" in text and "files/model-b" in text
+    assert all(label in text for label in labels)
 
 
 def test_resume_continues_the_labelled_run(two_models):
@@ -153,7 +163,7 @@ def test_an_older_store_is_labelled_from_its_runs_plans(two_models, tmp_path):
     assert "label" not in {r[1] for r in sqlite3.connect(old).execute(
         "PRAGMA table_info(results)")}
     summary = _summary(old)  # opening it upgrades it in place
-    assert set(summary) == {"files/model-a", "files/model-b"}
+    assert set(summary) == LABELS
     conn = sqlite3.connect(old)
     assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "5"
     assert conn.execute("SELECT COUNT(*) FROM results WHERE label=''").fetchone()[0] == 0
@@ -170,7 +180,7 @@ def test_merge_keeps_each_label_and_labels_an_older_input(two_models, registry, 
     done = kgb("merge", str(old), str(other), "-o", str(merged))
     assert done.returncode == 0, done.stderr
     summary = _summary(merged)
-    assert set(summary) == {"files/model-a", "files/model-b", "files/model-c"}
+    assert set(summary) == LABELS | {"files/model-c"}
     assert summary["files/model-c"]["correct"] == len(OPS)
     again = kgb("merge", str(two_models["db"]), "-o", str(merged), "--json")
     assert again.returncode == 0, again.stderr
@@ -225,6 +235,7 @@ def test_the_leaderboard_is_the_reports_first_view(two_models, tmp_path):
     assert text.index("leaderboard") < text.index("source  method")
     board = text.split("\n\n")[0]
     assert board.index("files/model-a") < board.index("files/model-b")  # ranked
+    assert board.index("reference") < board.index("files/model-b")
     page = html.read_text()
     assert page.index('id="leaderboard"') < page.index('id="ms-view"')
     assert 'id="table-leaderboard" class="sortable" data-filter="method,backend,kind"' in page
@@ -267,7 +278,7 @@ def test_runs_lists_each_run_with_its_label(two_models):
     done = kgb("runs", "--db", str(two_models["db"]), "--json")
     assert done.returncode == 0, done.stderr
     listed = {r["label"]: r for r in json.loads(done.stdout)}
-    assert set(listed) >= {"files/model-a", "files/model-b"}
+    assert set(listed) == LABELS
     assert listed["files/model-a"]["passed"] == len(OPS)
     assert listed["files/model-b"]["results"] == len(OPS) and listed["files/model-b"]["passed"] == 0
     assert listed["files/model-a"]["method"] == "files"
@@ -332,6 +343,6 @@ def test_the_html_tables_sort_and_filter_in_a_real_browser(two_models, tmp_path)
     assert (check["before"], check["ascending"], check["descending"]) == (
         "files/model-a", "files/model-b", "files/model-a")
     assert check["sorted"] == "descending"
-    assert check["passing"] == ["files/model-a"] * len(OPS)
-    assert check["counted"] == f"{len(OPS)} of {2 * len(OPS)} rows"
+    assert sorted(check["passing"]) == ["files/model-a"] * len(OPS) + ["reference"] * len(OPS)
+    assert check["counted"] == f"{2 * len(OPS)} of {3 * len(OPS)} rows"
     assert check["typed"] == ["files/model-b"] * len(OPS)
