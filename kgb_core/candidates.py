@@ -14,7 +14,12 @@ from typing import Any
 
 ENTRY_POINT = "kernel"
 
-_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+# A fence opens a line: three or more backticks or tildes, then any info string (python, py,
+# triton, none at all); the block ends at a line of the same character, at least as long.
+_OPENING = re.compile(r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*)$")
+# Reasoning a model shows before its answer: never the answer's code.
+_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_DEFINES_ENTRY = re.compile(rf"^def {ENTRY_POINT}\s*\(", re.MULTILINE)
 
 
 @dataclass
@@ -34,20 +39,54 @@ class Candidate:
         return asdict(self)
 
 
-def extract_code(answer: str) -> str:
-    """The kernel source in a model's answer: the last fenced block that defines ``kernel``.
+def fenced_blocks(text: str) -> list[str]:
+    """The contents of the fenced code blocks of a Markdown text, in order. A block never closed
+    runs to the end of the text (an answer cut off at its token limit)."""
+    blocks: list[str] = []
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        opening = _OPENING.match(lines[index].rstrip("\n"))
+        index += 1
+        if opening is None:
+            continue
+        fence = opening.group("fence")
+        closing = re.compile(rf"^[ ]{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        body: list[str] = []
+        while index < len(lines) and not closing.match(lines[index].rstrip("\n")):
+            body.append(lines[index])
+            index += 1
+        index += 1  # past the closing fence
+        blocks.append("".join(body))
+    return blocks
 
-    Models often show a usage snippet after the code; the last block defining the entry point is
-    the one meant. An answer with no fence is taken as bare source if it is Python, and as no
-    code at all ("") otherwise, which the screen then names as such.
+
+def _is_python(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return False
+    return True
+
+
+def extract_code(answer: str) -> str:
+    """The kernel source in a model's answer, by these rules, in order (docs/methods.md):
+
+    1. Reasoning blocks (``<think>...</think>``, ``<thinking>``, ``<reasoning>``) are dropped:
+       code drafted while thinking is not the answer.
+    2. Fenced blocks are found whatever their label (```` ```python ````, ```` ```triton ````,
+       ```` ```py ````, none) and fence (three or more backticks or tildes).
+    3. Of those, the last that defines ``kernel`` at the top level is the answer: models show a
+       usage example before or after it, and revise a draft.
+    4. Where none defines ``kernel``: the last block that is valid Python; else the last block.
+    5. No block at all: the whole answer if it is Python, else no code ("", which the screen
+       names as such).
     """
-    blocks = _FENCE.findall(answer)
+    answer = _THINKING.sub("", answer)
+    blocks = fenced_blocks(answer)
     if not blocks:
-        try:
-            ast.parse(answer)
-        except SyntaxError:
-            return ""
-        return answer.strip() + "\n"
-    defining = [b for b in blocks if re.search(rf"^def {ENTRY_POINT}\s*\(", b, re.MULTILINE)]
-    chosen = defining[-1] if defining else blocks[-1]
+        return answer.strip() + "\n" if _is_python(answer) else ""
+    defining = [b for b in blocks if _DEFINES_ENTRY.search(b)]
+    python = [b for b in blocks if _is_python(b)]
+    chosen = (defining or python or blocks)[-1]
     return chosen.strip() + "\n"

@@ -352,7 +352,8 @@ class _Pipeline:
 
         context = GenerationContext(
             options=self.plan.config.method_options, backend_name=backend.name,
-            emulates=backend.emulates, evaluate=evaluate, cache=self.cache)
+            emulates=backend.emulates, evaluate=evaluate, cache=self.cache,
+            log=lambda message: self.events.put(("note", message)))
         try:
             candidates = method.generate(op, backend.quirks, context)
         except UserError as error:
@@ -373,6 +374,8 @@ class _Pipeline:
             self.cache.written(key)
         elif kind == "fatal":
             raise event[1]
+        elif kind == "note":  # a method's word to the user, from a generation thread
+            self.notes(event[1])
         elif kind == "generated":
             _, op, candidates, failure = event
             self.generating -= 1

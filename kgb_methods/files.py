@@ -5,6 +5,9 @@ and ``<op_id>.sample<k>.py`` (sample k), or a JSONL file with one generation per
 ``{"op": "aten.softmax", "sample": 0, "code": "..."}`` (or ``"answer"``: a model's raw answer,
 whose code is extracted), with optional ``prompt_tokens``, ``completion_tokens`` and
 ``cost_usd`` that the store keeps. An operator with no file gets the verdict ``no_candidate``.
+
+``samples`` (``--samples``) selects samples 0 to samples-1 of each operator (pass@k with that
+k); without it every sample held counts. An operator holding fewer than asked is said so.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class FilesMethod(Method):
     description = "kernels generated elsewhere: a directory of <op_id>.py files or a JSONL file"
 
     def option_keys(self) -> frozenset[str]:
-        return frozenset({"path"})
+        return frozenset({"path", "samples"})
 
     def _submissions(self, options: Mapping[str, Any]) -> dict[str, list[Candidate]]:
         if "path" not in options:
@@ -82,10 +85,33 @@ class FilesMethod(Method):
         return load_submissions(str(Path(options["path"]).resolve()))
 
     def samples(self, options: Mapping[str, Any]) -> int:
+        asked = _asked_samples(options)
+        if asked is not None:
+            return asked
         return max((len(c) for c in self._submissions(options).values()), default=1)
 
     def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:
-        return list(self._submissions(ctx.options).get(op.id, []))
+        held = sorted(self._submissions(ctx.options).get(op.id, []), key=lambda c: c.sample)
+        asked = _asked_samples(ctx.options)
+        if asked is None:
+            return held
+        chosen = [c for c in held if c.sample < asked]
+        if held and len(chosen) < asked:
+            ctx.log(f"method files: {Path(str(ctx.options['path'])).name} holds "
+                    f"{len(chosen)} of samples 0-{asked - 1} of {op.id} ({len(held)} in all); "
+                    f"pass@{asked} counts those")
+        return chosen
+
+
+def _asked_samples(options: Mapping[str, Any]) -> int | None:
+    """``samples`` when given: a whole number of at least 1."""
+    if options.get("samples") is None:
+        return None
+    asked = options["samples"]
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
+        raise UserError(f"method files: samples must be a whole number of at least 1, "
+                        f"got {asked!r}")
+    return asked
 
 
 @hookimpl

@@ -61,3 +61,30 @@ def test_a_bad_files_path_or_line_is_a_user_error(tmp_path):
     done = kgb("run", "--config", str(config), "--op", "aten.relu", "--backend", "cpu",
                "--db", str(tmp_path / "r.db"))
     assert done.returncode == 2 and "gens.jsonl:1" in done.stderr
+
+
+def test_samples_selects_what_the_file_holds_and_says_what_is_missing(tmp_path, registry):
+    right = registry.operator("aten.relu").reference_kernel()
+    wrong = (KERNELS / "relu_misses_tail.py").read_text()
+    lines = [json.dumps({"op": "aten.relu", "sample": k, "answer": f"```triton\n{code}```"})
+             for k, code in enumerate([wrong, wrong, right, wrong, right, wrong])]
+    generations = tmp_path / "six.jsonl"
+    generations.write_text("\n".join(lines) + "\n")
+    config = tmp_path / "run.toml"
+    config.write_text(f'[method]\nname = "files"\npath = "{generations}"\n'
+                      f'[evaluation]\nseeds = [0]\ntiming = false\n')
+
+    def run(samples):
+        db = tmp_path / f"s{samples}.db"
+        done = kgb("run", "--config", str(config), "--op", "aten.relu", "--backend", "cpu",
+                   "--samples", str(samples), "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        (summary,) = json.loads(kgb("report", "--db", str(db), "--json").stdout)["summary"]
+        return summary, done.stderr
+
+    six, _ = run(6)
+    assert (six["k"], six["correct"], six["pass_at_1"]) == (6, 1, 0.0)
+    two, _ = run(2)  # samples 0 and 1: both wrong
+    assert (two["k"], two["correct"]) == (2, 0)
+    eight, said = run(8)
+    assert eight["k"] == 6 and "holds 6 of samples 0-7 of aten.relu" in said
