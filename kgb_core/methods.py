@@ -61,6 +61,10 @@ class Method(ABC):
         """How many candidates per operator ``generate`` makes with these options (pass@k)."""
         return 1
 
+    def evaluated(self, candidate: Candidate, result: Any, options: Mapping[str, Any]) -> None:
+        """Called once a candidate's result is stored (a method that keeps files while a
+        candidate might fail can drop them once it passed); nothing by default."""
+
     def label(self, options: Mapping[str, Any]) -> str:
         """This method's label with these options, in the store and the report
         (kgb_core/labels.py): ``<name>/<model, preset, command or path>`` by default. A

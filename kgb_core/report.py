@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from kgb_core.backends import backend_label
 from kgb_core.evaluation import verdicts
@@ -116,6 +116,28 @@ def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
             skipped=all(r["verdict"] in verdicts.SKIPPED for r in samples),
         ))
     return outcomes
+
+
+def generation_effort(row: Mapping[str, Any]) -> tuple[float | None, int | None]:
+    """(seconds spent making the candidate, times the method ran the evaluator on the way), as
+    its generation record says: an agent program's wall time and ./eval.sh runs (command), a
+    model's answer latency (llm), an agent loop's turns, each evaluated (agent). None where the
+    record says nothing: never guessed."""
+    raw = row.get("generation")
+    try:
+        record = json.loads(raw) if isinstance(raw, str) else (raw or {})
+    except ValueError:
+        return None, None
+    if not isinstance(record, dict):
+        return None, None
+    seconds = record.get("seconds", record.get("latency_s"))
+    calls = record.get("evaluator_calls")
+    if calls is None and isinstance(record.get("turns"), list):
+        calls = len(record["turns"])
+    number = (int, float)
+    return (float(seconds) if isinstance(seconds, number) and not isinstance(seconds, bool)
+            else None,
+            int(calls) if isinstance(calls, int) and not isinstance(calls, bool) else None)
 
 
 def _first_pass_turn(row: dict[str, Any]) -> int | None:

@@ -418,6 +418,8 @@ class _Pipeline:
         self.store.record(self.run_id, op.source, result, candidate)
         self.outcome.results.append(result)
         self.outcome.evaluated += 1
+        if candidate is not None:
+            self.plan.method.evaluated(candidate, result, self.plan.config.method_options)
 
     def _finish(self, op: OperatorSpec) -> None:
         self.waiting.pop(op.id, None)

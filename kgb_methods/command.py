@@ -17,22 +17,10 @@ folder holds:
   harness's own evaluator. The verdict that counts is still the one the sweep computes after
   the program exits.
 
-Token usage is read, in this order, from:
-
-1. ``usage.json`` written by the program into its folder::
-
-       {"prompt_tokens": 1234, "completion_tokens": 567, "cost_usd": 0.0421}
-
-   ``cost_usd`` is optional; the token counts are non-negative integers.
-2. the program's stdout read as JSON lines in Claude Code's ``--output-format stream-json``
-   style: a final ``{"type": "result", "usage": {...}, "total_cost_usd": x}`` line is the total
-   and is used alone; without one, the ``usage`` of every other line (top level, or under
-   ``message`` as Claude Code writes assistant turns; one per message id, since a message split
-   over several lines repeats its usage) is summed. ``input_tokens``,
-   ``cache_creation_input_tokens`` and ``cache_read_input_tokens`` count as prompt tokens,
-   ``output_tokens`` as completion tokens.
-3. neither: the tokens are unknown (NULL in the store, ``"tokens": "unknown"`` in the
-   generation record), never guessed.
+Token usage is read from a ``usage.json`` the program writes, else from its stdout in its CLI's
+JSON format (``output_format``: Claude Code's stream-json, Codex's ``exec --json``, OpenCode's
+``run --format json``, or ``auto``), else it is unknown, never guessed
+(``kgb_methods/agent_usage.py`` has the fields read).
 
 Without a reported cost, ``price_input_per_mtok`` / ``price_output_per_mtok`` turn known tokens
 into one; with neither, the cost is unknown too.
@@ -61,27 +49,41 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from kgb_core import hookimpl
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
+from kgb_core.labels import MAX_LABEL_CHARS, clean_label, default_label
 from kgb_core.methods import GenerationContext, Method
 from kgb_core.operators import OperatorSpec
+from kgb_methods.agent_presets import apply_preset
+from kgb_methods.agent_usage import OUTPUT_FORMATS, USAGE_FILE, Usage, read_usage
 from kgb_methods.prompts import reference_source, render_prompt
 
 DEFAULTS: dict[str, Any] = {
     "command": None,
+    # A coding-agent CLI ready to run (kgb_methods/agent_presets.py): fills command and
+    # output_format; "model" adds the CLI's model flag.
+    "preset": None,
+    "model": None,
+    "output_format": "auto",
     "timeout_s": 1800.0,
+    # Stop the program once its reported tokens (usage.json, or its stdout as it streams)
+    # pass this many; None: no cap. The kernel.py it left is still evaluated.
+    "max_tokens_per_op": None,
     "samples": 1,
+    # True: keep every work folder; "failed": keep those whose program failed or whose kernel
+    # did not pass (deleted once it passes); False: keep none.
     "keep_workdirs": False,
     "workdir_root": None,
     "price_input_per_mtok": None,
     "price_output_per_mtok": None,
 }
+EVAL_CALLS_FILE = ".kgb-eval-calls"  # eval.sh adds a line per run: the agent's evaluator calls
+STOP_CHECK_S = 0.5                   # how often a running program's token count is read
 KERNEL_FILE = "kernel.py"
-USAGE_FILE = "usage.json"
 LOG_TAIL_CHARS = 4000      # of stdout and of stderr, kept with the candidate
 MESSAGE_TAIL_CHARS = 600   # of stderr, in a failure's one-line message
 TERM_GRACE_S = 2.0         # between SIGTERM and SIGKILL at a timeout
@@ -111,20 +113,14 @@ class AgentFailed(RuntimeError):
 
 
 @dataclass
-class Usage:
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    cost_usd: float | None
-    source: str  # "usage.json" | "stream-json" | "unknown"
-    problem: str | None = None
-
-
-@dataclass
 class Finished:
     exit_status: int
     stdout: str
     stderr: str
     seconds: float
+    # Why kgb stopped the program ("wall-clock cap (1800 s)", "token cap (200000)"), or None
+    # when it exited by itself.
+    stopped: str | None = None
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -170,9 +166,16 @@ def _command(value: Any) -> list[str]:
 
 
 def parse_options(given: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults filled in and every value checked, each problem one line."""
-    options = {**DEFAULTS, **given}
+    """Defaults filled in (a preset's first) and every value checked, each problem one line."""
+    options = apply_preset({**DEFAULTS, **given})
     options["command"] = _command(options["command"])
+    if options["output_format"] not in OUTPUT_FORMATS:
+        raise UserError(f"method command: output_format must be one of "
+                        f"{', '.join(OUTPUT_FORMATS)}, got {options['output_format']!r}")
+    cap = options["max_tokens_per_op"]
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise UserError(f"method command: max_tokens_per_op must be a whole number of at "
+                        f"least 1, got {cap!r}")
     timeout = _number(options, "timeout_s")
     if not timeout:
         raise UserError("method command: timeout_s must be positive")
@@ -181,8 +184,8 @@ def parse_options(given: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise UserError(f"method command: samples must be an integer of at least 1, "
                         f"got {samples!r}")
-    if not isinstance(options["keep_workdirs"], bool):
-        raise UserError("method command: keep_workdirs must be true or false")
+    if options["keep_workdirs"] not in (True, False, "failed"):
+        raise UserError("method command: keep_workdirs must be true, false or \"failed\"")
     root = options["workdir_root"]
     if root is not None and not isinstance(root, str):
         raise UserError("method command: workdir_root must be a string (a folder)")
@@ -212,6 +215,7 @@ def _eval_script(op: OperatorSpec, backend_name: str, emulates: str = "") -> str
     return ("#!/bin/sh\n"
             "# Checks kernel.py with the harness's own evaluator; extra flags go to `kgb eval`.\n"
             'cd "$(dirname "$0")" || exit 2\n'
+            f"echo run >> {EVAL_CALLS_FILE}\n"
             f'exec {shlex.join(command)} "$@"\n')
 
 
@@ -262,14 +266,17 @@ def _tail(text: str, limit: int) -> str:
 
 
 def _read(handle: Any) -> str:
-    handle.seek(0)
-    return handle.read().decode(errors="replace")
+    """What a file the program writes to holds so far, read without moving the offset the
+    program shares with it (pread): a seek here would make it write over its own output."""
+    fd = handle.fileno()
+    return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
 
-def run_program(argv: list[str], folder: Path, env: Mapping[str, str],
-                timeout_s: float) -> Finished:
-    """Run to completion or to the timeout; its output goes to files, so children that keep a
-    pipe open can not hold the harness."""
+def run_program(argv: list[str], folder: Path, env: Mapping[str, str], timeout_s: float,
+                stop_check: Callable[[str], str | None] | None = None) -> Finished:
+    """Run to completion, to the wall-clock cap, or until ``stop_check(stdout so far)`` names a
+    reason to stop; its output goes to files, so children that keep a pipe open can not hold
+    the harness. A stopped program gets SIGTERM, then SIGKILL, its whole process group."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:
@@ -277,19 +284,19 @@ def run_program(argv: list[str], folder: Path, env: Mapping[str, str],
                                     stdout=out, stderr=err, start_new_session=True)
         except OSError as error:
             raise AgentFailed(f"could not start {argv[0]!r}: {error}") from None
-        finished = _exited(proc, timeout_s)
-        if not finished:
-            _signal_group(proc.pid, signal.SIGTERM)
-            _exited(proc, TERM_GRACE_S)
+        deadline, stopped = started + timeout_s, None
+        while not _exited(proc, max(0.0, min(STOP_CHECK_S, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                stopped = f"wall-clock cap ({timeout_s:g} s)"
+            elif stop_check is not None:
+                stopped = stop_check(_read(out))
+            if stopped:
+                _signal_group(proc.pid, signal.SIGTERM)
+                _exited(proc, TERM_GRACE_S)
+                break
         _signal_group(proc.pid, signal.SIGKILL)  # the program, or what it left running
         status = proc.wait()
-        seconds = time.monotonic() - started
-        if not finished:
-            stderr = _read(err).strip()
-            detail = f"; stderr tail: {_tail(stderr, MESSAGE_TAIL_CHARS)}" if stderr else ""
-            raise AgentFailed(f"{Path(argv[0]).name} timed out after {timeout_s:g} s and was "
-                              f"killed (its whole process group){detail}")
-        return Finished(status, _read(out), _read(err), seconds)
+        return Finished(status, _read(out), _read(err), time.monotonic() - started, stopped)
 
 
 def _describe_status(status: int) -> str:
@@ -298,78 +305,7 @@ def _describe_status(status: int) -> str:
     return f"exit status {status}"
 
 
-# -- token usage -----------------------------------------------------------------------------
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _tokens(usage: Mapping[str, Any]) -> tuple[int, int]:
-    prompt = sum(_count(usage.get(key)) for key in
-                 ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-    return prompt, _count(usage.get("output_tokens"))
-
-
-def _usage_file(path: Path) -> Usage:
-    """``usage.json``; a malformed one is reported, and the tokens are then unknown."""
-    try:
-        data = json.loads(path.read_text())
-        prompt, completion = data["prompt_tokens"], data["completion_tokens"]
-        cost = data.get("cost_usd")
-        for value in (prompt, completion):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError("token counts must be non-negative integers")
-        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))):
-            raise ValueError("cost_usd must be a number")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        return Usage(None, None, None, "unknown",
-                     problem=f"{USAGE_FILE} ignored ({type(error).__name__}: {error})")
-    return Usage(prompt, completion, None if cost is None else float(cost), "usage.json")
-
-
-def parse_stream_json(stdout: str) -> Usage | None:
-    """Usage from Claude-Code-style JSON lines; None when stdout reports none."""
-    result: tuple[Mapping[str, Any], Any] | None = None
-    per_message: dict[str, Mapping[str, Any]] = {}
-    unnamed: list[Mapping[str, Any]] = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
-        usage = record.get("usage", message.get("usage"))
-        if not isinstance(usage, dict):
-            continue
-        if record.get("type") == "result":
-            result = (usage, record.get("total_cost_usd"))
-        elif isinstance(message.get("id"), str):
-            per_message[message["id"]] = usage
-        else:
-            unnamed.append(usage)
-    if result is not None:
-        prompt, completion = _tokens(result[0])
-        cost = result[1]
-        known = isinstance(cost, (int, float)) and not isinstance(cost, bool)
-        return Usage(prompt, completion, float(cost) if known else None, "stream-json")
-    records = [*per_message.values(), *unnamed]
-    if not records:
-        return None
-    counts = [_tokens(usage) for usage in records]
-    return Usage(sum(p for p, _ in counts), sum(c for _, c in counts), None, "stream-json")
-
-
-def read_usage(folder: Path, stdout: str) -> Usage:
-    path = folder / USAGE_FILE
-    if path.is_file():
-        return _usage_file(path)
-    return parse_stream_json(stdout) or Usage(None, None, None, "unknown")
-
+# -- cost ------------------------------------------------------------------------------------
 
 def _priced(usage: Usage, options: Mapping[str, Any]) -> tuple[float | None, str | None]:
     """The reported cost, else one from the configured prices, else unknown."""
@@ -420,37 +356,59 @@ class CommandMethod(Method):
     def _one(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext,
              options: Mapping[str, Any], sample: int) -> Candidate:
         folder = self._workdir(op, options, sample)
+        keep = options["keep_workdirs"] is True
         try:
             write_workdir(folder, op, quirks, ctx.backend_name, options["timeout_s"],
                           ctx.emulates)
             env = {**os.environ, "KGB_OP": op.id, "KGB_BACKEND": ctx.backend_name,
                    "KGB_EMULATES": ctx.emulates,
                    "KGB_WORKDIR": str(folder), "KGB_SAMPLE": str(sample)}
-            finished = run_program(options["command"], folder, env, options["timeout_s"])
-            return self._candidate(op, folder, finished, options, sample)
+            finished = run_program(options["command"], folder, env, options["timeout_s"],
+                                   stop_check=_token_cap(folder, options))
+            candidate = self._candidate(op, folder, finished, options, sample)
+            # "failed": kept until its kernel is seen to pass (evaluated, below)
+            keep = keep or options["keep_workdirs"] == "failed"
+            return candidate
+        except AgentFailed:
+            keep = keep or options["keep_workdirs"] == "failed"
+            raise
         finally:
-            if not options["keep_workdirs"]:
+            if not keep:
                 shutil.rmtree(folder, ignore_errors=True)
+
+    def evaluated(self, candidate: Candidate, result: Any, options: Mapping[str, Any]) -> None:
+        """With keep_workdirs = "failed", a passing candidate's folder goes."""
+        generation = candidate.generation or {}
+        if options.get("keep_workdirs") == "failed" and result.passed and \
+                generation.get("workdir"):
+            shutil.rmtree(generation["workdir"], ignore_errors=True)
 
     def _candidate(self, op: OperatorSpec, folder: Path, finished: Finished,
                    options: Mapping[str, Any], sample: int) -> Candidate:
         program = Path(options["command"][0]).name
         status = _describe_status(finished.exit_status)
+        ended = (f"was stopped at its {finished.stopped} and killed (its whole process group)"
+                 if finished.stopped else f"ended with {status}")
         kernel = folder / KERNEL_FILE
         if not kernel.is_file():
             stderr = finished.stderr.strip()
             detail = f"; stderr tail: {_tail(stderr, MESSAGE_TAIL_CHARS)}" if stderr else ""
-            raise AgentFailed(f"{program} ended with {status} and wrote no {KERNEL_FILE}{detail}")
-        usage = read_usage(folder, finished.stdout)
+            if finished.stopped and finished.stopped.startswith("wall-clock"):
+                raise AgentFailed(f"{program} timed out after {options['timeout_s']:g} s and "
+                                  f"was killed (its whole process group){detail}")
+            raise AgentFailed(f"{program} {ended} and wrote no {KERNEL_FILE}{detail}")
+        usage = read_usage(folder, finished.stdout, options["output_format"])
         cost, cost_source = _priced(usage, options)
-        log = [f"{program} ended with {status} after {finished.seconds:.1f} s",
+        log = [f"{program} {ended} after {finished.seconds:.1f} s",
                f"stdout (tail):\n{_tail(finished.stdout, LOG_TAIL_CHARS)}",
                f"stderr (tail):\n{_tail(finished.stderr, LOG_TAIL_CHARS)}"]
         if usage.problem:
             log.append(usage.problem)
         generation: dict[str, Any] = {
-            "workdir": str(folder), "kept": bool(options["keep_workdirs"]),
-            "command": list(options["command"]), "exit_status": finished.exit_status,
+            "workdir": str(folder), "kept": options["keep_workdirs"],
+            "command": list(options["command"]), "preset": options["preset"],
+            "exit_status": finished.exit_status,
+            "exit_reason": finished.stopped or "exited", "evaluator_calls": _eval_calls(folder),
             "tokens_source": usage.source, "cost_source": cost_source,
             "seconds": round(finished.seconds, 3), "log": log}
         if usage.source == "unknown":
@@ -461,6 +419,36 @@ class CommandMethod(Method):
                          prompt_tokens=usage.prompt_tokens,
                          completion_tokens=usage.completion_tokens, cost_usd=cost,
                          origin=f"command:{program}", log=log, generation=generation)
+
+    def label(self, options: Mapping[str, Any]) -> str:
+        """``command/<preset, else the program's name>``, and ``/<model>`` where one is set:
+        one agent with two models is two methods."""
+        base = default_label(self.name, {key: options.get(key)
+                                         for key in ("preset", "command", "path")})
+        model = options.get("model")
+        return base if model is None else f"{base}/{clean_label(str(model))}"[:MAX_LABEL_CHARS]
+
+
+def _token_cap(folder: Path, options: Mapping[str, Any]) -> Callable[[str], str | None] | None:
+    """The stop check of ``max_tokens_per_op``: the tokens the program reported so far, in its
+    usage.json or its streamed stdout, against the cap."""
+    cap = options["max_tokens_per_op"]
+    if cap is None:
+        return None
+
+    def over(stdout: str) -> str | None:
+        total = read_usage(folder, stdout, options["output_format"]).total_tokens
+        return f"token cap ({cap} tokens; {total} reported)" if total and total > cap else None
+
+    return over
+
+
+def _eval_calls(folder: Path) -> int:
+    """How many times the program ran ./eval.sh."""
+    try:
+        return len((folder / EVAL_CALLS_FILE).read_text().splitlines())
+    except OSError:
+        return 0
 
 
 @hookimpl

@@ -17,7 +17,8 @@ import pytest
 from conftest import TESTS, kgb
 from kgb_core.candidates import Candidate
 from kgb_core.methods import GenerationContext
-from kgb_methods.command import AgentFailed, CommandMethod, parse_stream_json, write_workdir
+from kgb_methods.agent_usage import claude_stream_json as parse_stream_json
+from kgb_methods.command import AgentFailed, CommandMethod, write_workdir
 from kgb_methods.prompts import reference_source
 
 try:
@@ -107,7 +108,7 @@ def test_stream_json_usage_is_the_result_lines_total(main_run):
     assert row["verdict"] == "pass", row["message"]
     assert (row["prompt_tokens"], row["completion_tokens"]) == (20 + 2100 + 4000, 400)
     assert row["cost_usd"] == 0.1234
-    assert json.loads(row["generation"])["tokens_source"] == "stream-json"
+    assert json.loads(row["generation"])["tokens_source"] == "claude-stream-json"
 
 
 def test_no_usage_leaves_tokens_unknown(main_run):

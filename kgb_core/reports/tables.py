@@ -181,13 +181,20 @@ def cost_table(report: ReportData) -> Table:
         name="cost", title="Cost per method",
         headers=["method", "backend", "kind", "ops", "attempted", "solved", "samples",
                  "prompt tokens", "completion tokens", "tokens", "cost $",
-                 "tokens / attempted", "tokens / solved", "$ / attempted", "$ / solved"],
+                 "tokens / attempted", "tokens / solved", "$ / attempted", "$ / solved",
+                 "generation s", "generation s / solved", "evaluator calls",
+                 "evaluator calls / solved"],
         formats=["text", "text", "text", "int", "int", "int", "int", "int", "int", "int",
-                 "usd", "tokens", "tokens", "usd", "usd"],
+                 "usd", "tokens", "tokens", "usd", "usd", "num", "num", "int", "num"],
         rows=[[r.method, r.backend, r.kind, r.operators, r.attempted, r.solved, r.samples,
                r.prompt_tokens, r.completion_tokens, r.tokens, r.cost_usd,
                r.tokens_per_attempted, r.tokens_per_solved, r.cost_per_attempted,
-               r.cost_per_solved] for r in report.cost])
+               r.cost_per_solved, r.generation_s, r.generation_s_per_solved,
+               r.evaluator_calls, r.evaluator_calls_per_solved] for r in report.cost],
+        note="generation s: the time spent making the candidates (an agent program's wall "
+             "time, a model's answer latency); evaluator calls: the agent's own runs of the "
+             "evaluator (./eval.sh, or an agent loop's evaluated turns). '-' where the method "
+             "records neither.")
 
 
 def operator_table(report: ReportData) -> Table:

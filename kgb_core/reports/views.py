@@ -38,7 +38,7 @@ from kgb_core.calibration import COPY_METRIC, matmul_metric
 from kgb_core.evaluation import verdicts
 from kgb_core.labels import method_label, plan_label
 from kgb_core.report import (EMULATION, INTERPRETER, OperatorOutcome, backend_kind,
-                             operator_outcomes, summarize)
+                             generation_effort, operator_outcomes, summarize)
 from kgb_core.reports.leaderboard import LeaderboardRow, leaderboard
 from kgb_core.stats import geometric_mean
 
@@ -179,6 +179,12 @@ class CostRow:
     tokens_per_solved: float | None
     cost_per_attempted: float | None
     cost_per_solved: float | None
+    # Where the method records them (kgb_core.report.generation_effort): seconds spent making
+    # the candidates, and the agent's own runs of the evaluator; None where no row says.
+    generation_s: float | None = None
+    generation_s_per_solved: float | None = None
+    evaluator_calls: int | None = None
+    evaluator_calls_per_solved: float | None = None
 
 
 @dataclass
@@ -425,6 +431,11 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
         attempted = sum(1 for o in tried if o.attempted)
         solved = sum(1 for o in tried if o.correct)
         tokens = prompt + completion
+        efforts = [generation_effort(r) for r in group_rows]
+        seconds = [s for s, _ in efforts if s is not None]
+        calls = [c for _, c in efforts if c is not None]
+        total_s = sum(seconds) if seconds else None
+        total_calls = sum(calls) if calls else None
         cost.append(CostRow(
             method=method, backend=backend_label(backend, emulates), kind=kind_of(tried[0]),
             operators=len(tried), attempted=attempted, solved=solved, samples=len(group_rows),
@@ -432,7 +443,12 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
             tokens_per_attempted=tokens / attempted if attempted else None,
             tokens_per_solved=tokens / solved if solved else None,
             cost_per_attempted=dollars / attempted if attempted else None,
-            cost_per_solved=dollars / solved if solved else None))
+            cost_per_solved=dollars / solved if solved else None,
+            generation_s=total_s,
+            generation_s_per_solved=total_s / solved if total_s is not None and solved else None,
+            evaluator_calls=total_calls,
+            evaluator_calls_per_solved=(total_calls / solved if total_calls is not None and solved
+                                        else None)))
 
     # per operator
     operators = []
