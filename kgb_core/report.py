@@ -26,16 +26,18 @@ from kgb_core.labels import method_label
 from kgb_core.stats import geometric_mean
 
 FAST_P = (1.0, 2.0)
-# What a backend's timings measure: a chip, Triton's CPU interpreter, or an emulation.
-HARDWARE, EMULATION, INTERPRETER = "hardware", "emulation", "interpreter"
+# What a backend's timings measure: a chip, Triton's CPU interpreter, an emulation, or nothing
+# (no result was timed: correctness only).
+HARDWARE, EMULATION, INTERPRETER, UNTIMED = "hardware", "emulation", "interpreter", "untimed"
 
 
 def backend_kind(emulates: str, timing_labels: Iterable[str]) -> str:
+    labels = list(timing_labels)
     if emulates:
         return EMULATION
-    if any("interpreter" in label for label in timing_labels):
+    if any("interpreter" in label for label in labels):
         return INTERPRETER
-    return HARDWARE
+    return HARDWARE if labels else UNTIMED
 
 
 @dataclass
@@ -56,6 +58,10 @@ class OperatorOutcome:
     first_pass_turn: int | None = None
     emulates: str = ""
     skipped: bool = False
+    # Whether any sample reported tokens, or a cost: where none did, per-solved figures are
+    # unknown, not zero.
+    tokens_known: bool = False
+    cost_known: bool = False
 
 
 @dataclass
@@ -114,6 +120,9 @@ def operator_outcomes(rows: Iterable[dict[str, Any]]) -> list[OperatorOutcome]:
             first_pass_turn=min((t for t in turns if t is not None), default=None),
             emulates=emulates,
             skipped=all(r["verdict"] in verdicts.SKIPPED for r in samples),
+            tokens_known=any(r.get("prompt_tokens") is not None
+                             or r.get("completion_tokens") is not None for r in samples),
+            cost_known=any(r.get("cost_usd") is not None for r in samples),
         ))
     return outcomes
 
@@ -170,18 +179,20 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[GroupSummary]:
 
         attempted = sum(1 for o in outcomes if o.attempted)
         cost = sum(o.cost_usd for o in outcomes)
+        tokens_known = any(o.tokens_known for o in outcomes)
+        cost_known = any(o.cost_known for o in outcomes)
         turns = [o.first_pass_turn for o in correct if o.first_pass_turn is not None]
         summaries.append(GroupSummary(
             source=source, method=method, backend=backend, operators=tried,
             correct=len(correct), correct_pct=100.0 * share(len(correct)),
             geomean_speedup=geometric_mean(o.best_speedup for o in correct),
             fast_1=fast(FAST_P[0]), fast_2=fast(FAST_P[1]), tokens=tokens,
-            tokens_per_solved=tokens / len(correct) if correct else None,
+            tokens_per_solved=tokens / len(correct) if correct and tokens_known else None,
             cost_usd=cost,
             timing_labels=sorted({label for o in outcomes for label in o.timing_labels}),
             attempted=attempted,
-            tokens_per_attempted=tokens / attempted if attempted else None,
-            cost_per_solved=cost / len(correct) if correct else None,
+            tokens_per_attempted=tokens / attempted if attempted and tokens_known else None,
+            cost_per_solved=cost / len(correct) if correct and cost_known else None,
             pass_at_1=share(sum(1 for o in outcomes if o.first_sample_passed)),
             pass_at_k=share(len(correct)), k=max((o.samples for o in outcomes), default=1),
             mean_turns_to_pass=sum(turns) / len(turns) if turns else None,

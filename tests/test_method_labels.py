@@ -95,10 +95,17 @@ def two_models(tmp_path_factory):
     done = kgb("run", "--method", "reference", "--backend", "cpu", "--no-timing", "--seed", "0",
                *ops, "--db", str(db))
     assert done.returncode == 0, done.stderr
-    return {"tmp": tmp_path, "db": db, "right": right, "wrong": wrong}
+    # A third model in a store of its own, its label given in its config: relu right, neg wrong.
+    mixed = tmp_path / "model-c.jsonl"
+    mixed.write_text(right.read_text().splitlines()[0] + "\n"
+                     + wrong.read_text().splitlines()[1] + "\n")
+    other = tmp_path / "c-only.db"
+    _run(tmp_path, other, mixed, f'label = "{GIVEN}"')
+    return {"tmp": tmp_path, "db": db, "right": right, "wrong": wrong, "other": other}
 
 
 LABELS = {"files/model-a", "files/model-b", "reference"}
+GIVEN = "model-c@given"  # the third model's label, given outright
 
 
 def test_two_models_of_one_plugin_keep_their_rows(two_models):
@@ -134,13 +141,11 @@ def test_resume_continues_the_labelled_run(two_models):
                         ).fetchone()[0] == len(OPS)
 
 
-def test_a_label_given_in_the_config_is_the_methods_name(tmp_path, registry):
-    answers = _answers(tmp_path / "anything.jsonl", registry, right=True)
-    db = tmp_path / "given.db"
-    _run(tmp_path, db, answers, 'label = "gpt-class"')
-    assert set(_summary(db)) == {"gpt-class"}
+def test_a_label_given_in_the_config_is_the_methods_name(two_models, tmp_path):
+    assert set(_summary(two_models["other"])) == {GIVEN}
     config = tmp_path / "bad.toml"
-    config.write_text(f'[method]\nname = "files"\npath = "{answers}"\nlabel = "two words"\n')
+    config.write_text(f'[method]\nname = "files"\npath = "{two_models["right"]}"\n'
+                      f'label = "two words"\n')
     done = kgb("run", "--config", str(config), "--db", str(tmp_path / "bad.db"))
     assert done.returncode == 2 and "label" in done.stderr
 
@@ -169,10 +174,8 @@ def test_an_older_store_is_labelled_from_its_runs_plans(two_models, tmp_path):
     assert conn.execute("SELECT COUNT(*) FROM results WHERE label=''").fetchone()[0] == 0
 
 
-def test_merge_keeps_each_label_and_labels_an_older_input(two_models, registry, tmp_path):
-    third = _answers(tmp_path / "model-c.jsonl", registry, right=True)
-    other = tmp_path / "other.db"
-    _run(tmp_path, other, third)
+def test_merge_keeps_each_label_and_labels_an_older_input(two_models, tmp_path):
+    other = two_models["other"]
     old = tmp_path / "old.db"
     sqlite3.connect(two_models["db"]).backup(sqlite3.connect(old))
     _as_schema_4(old)
@@ -180,8 +183,8 @@ def test_merge_keeps_each_label_and_labels_an_older_input(two_models, registry, 
     done = kgb("merge", str(old), str(other), "-o", str(merged))
     assert done.returncode == 0, done.stderr
     summary = _summary(merged)
-    assert set(summary) == LABELS | {"files/model-c"}
-    assert summary["files/model-c"]["correct"] == len(OPS)
+    assert set(summary) == LABELS | {GIVEN}
+    assert summary[GIVEN]["correct"] == 1
     again = kgb("merge", str(two_models["db"]), "-o", str(merged), "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["results_added"] == 0  # the same rows, labelled alike
@@ -247,31 +250,25 @@ def test_the_leaderboard_is_the_reports_first_view(two_models, tmp_path):
 
 
 # -- comparing two labels, listing runs ----------------------------------------------------------
-def test_compare_puts_the_differences_first(two_models, tmp_path, registry):
-    db = tmp_path / "three.db"
-    sqlite3.connect(two_models["db"]).backup(sqlite3.connect(db))
-    mixed = tmp_path / "model-c.jsonl"
-    right = json.loads(two_models["right"].read_text().splitlines()[0])   # aten.relu, right
-    wrong = json.loads(two_models["wrong"].read_text().splitlines()[1])   # aten.neg, wrong
-    mixed.write_text(json.dumps(right) + "\n" + json.dumps(wrong) + "\n")
-    _run(tmp_path, db, mixed)
-    done = kgb("report", "--db", str(db), "--compare", "files/model-c", "files/model-a",
-               "--json")
+def test_compare_puts_the_differences_first(two_models, tmp_path):
+    db = tmp_path / "all.db"
+    assert kgb("merge", str(two_models["db"]), str(two_models["other"]), "-o",
+               str(db)).returncode == 0
+    done = kgb("report", "--db", str(db), "--compare", GIVEN, "files/model-a", "--json")
     assert done.returncode == 0, done.stderr
     compared = json.loads(done.stdout)
     assert compared["counts"] == {"both": 1, "only A": 0, "only B": 1, "neither": 0}
     assert [(o["op"], o["solved"]) for o in compared["operators"]] == [
         ("aten.neg", "only B"), ("aten.relu", "both")]
-    text = kgb("report", "--db", str(db), "--compare", "files/model-c", "files/model-a").stdout
+    text = kgb("report", "--db", str(db), "--compare", GIVEN, "files/model-a").stdout
     assert "only B 1" in text
     # a store file with one label is a side too; one with several is refused with the fix
-    other = tmp_path / "c-only.db"
-    _run(tmp_path, other, mixed)
+    other = two_models["other"]
     done = kgb("report", "--db", str(two_models["db"]), "--compare", str(other),
                "files/model-a", "--json")
-    assert json.loads(done.stdout)["a"] == "files/model-c"
+    assert json.loads(done.stdout)["a"] == GIVEN
     refused = kgb("report", "--db", str(other), "--compare", str(two_models["db"]), "x")
-    assert refused.returncode == 2 and "2 method labels" in refused.stderr
+    assert refused.returncode == 2 and "3 method labels" in refused.stderr
 
 
 def test_runs_lists_each_run_with_its_label(two_models):

@@ -38,12 +38,14 @@ class LeaderboardCell:
 
     @classmethod
     def of(cls, summary: GroupSummary) -> "LeaderboardCell":
+        """The summary's numbers; fast_1 unknown (not 0) where nothing was timed."""
         tried = summary.operators
+        timed = bool(summary.timing_labels)
         return cls(operators=tried, correct=summary.correct,
                    correct_pct=summary.correct_pct if tried else None,
                    pass_at_1=summary.pass_at_1 if tried else None,
                    pass_at_k=summary.pass_at_k if tried else None, k=summary.k,
-                   fast_1=summary.fast_1 if tried else None,
+                   fast_1=summary.fast_1 if tried and timed else None,
                    speedup_geomean=summary.geomean_speedup,
                    tokens_per_solved=summary.tokens_per_solved,
                    cost_per_solved=summary.cost_per_solved)

@@ -431,6 +431,11 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
         attempted = sum(1 for o in tried if o.attempted)
         solved = sum(1 for o in tried if o.correct)
         tokens = prompt + completion
+        # Per attempted and per solved only where some sample reported tokens (a cost): else
+        # unknown, never 0.
+        tokens_known = any(r.get("prompt_tokens") is not None
+                           or r.get("completion_tokens") is not None for r in group_rows)
+        cost_known = any(r.get("cost_usd") is not None for r in group_rows)
         efforts = [generation_effort(r) for r in group_rows]
         seconds = [s for s, _ in efforts if s is not None]
         calls = [c for _, c in efforts if c is not None]
@@ -440,10 +445,10 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
             method=method, backend=backend_label(backend, emulates), kind=kind_of(tried[0]),
             operators=len(tried), attempted=attempted, solved=solved, samples=len(group_rows),
             prompt_tokens=prompt, completion_tokens=completion, tokens=tokens, cost_usd=dollars,
-            tokens_per_attempted=tokens / attempted if attempted else None,
-            tokens_per_solved=tokens / solved if solved else None,
-            cost_per_attempted=dollars / attempted if attempted else None,
-            cost_per_solved=dollars / solved if solved else None,
+            tokens_per_attempted=tokens / attempted if attempted and tokens_known else None,
+            tokens_per_solved=tokens / solved if solved and tokens_known else None,
+            cost_per_attempted=dollars / attempted if attempted and cost_known else None,
+            cost_per_solved=dollars / solved if solved and cost_known else None,
             generation_s=total_s,
             generation_s_per_solved=total_s / solved if total_s is not None and solved else None,
             evaluator_calls=total_calls,
