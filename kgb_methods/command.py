@@ -284,12 +284,18 @@ def run_program(argv: list[str], folder: Path, env: Mapping[str, str], timeout_s
                                     stdout=out, stderr=err, start_new_session=True)
         except OSError as error:
             raise AgentFailed(f"could not start {argv[0]!r}: {error}") from None
-        deadline, stopped = started + timeout_s, None
+        deadline, stopped, checked = started + timeout_s, None, (-1, 0.0)
         while not _exited(proc, max(0.0, min(STOP_CHECK_S, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 stopped = f"wall-clock cap ({timeout_s:g} s)"
             elif stop_check is not None:
-                stopped = stop_check(_read(out))
+                # Read again when stdout grew, or every ten checks (usage.json may change):
+                # a long run's output is not parsed twice a second for nothing.
+                size = os.fstat(out.fileno()).st_size
+                if size != checked[0] or now - checked[1] >= 10 * STOP_CHECK_S:
+                    checked = (size, now)
+                    stopped = stop_check(_read(out))
             if stopped:
                 _signal_group(proc.pid, signal.SIGTERM)
                 _exited(proc, TERM_GRACE_S)
