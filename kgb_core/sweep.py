@@ -219,6 +219,13 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
     pending = [op for op in plan.operators
                if any(ResultKey(op.id, plan.backend.name, plan.method.name, sample) not in done
                       for sample in range(1 if op.id in denied else samples))]
+    if run_id is not None and not pending:
+        # A resumed run with nothing left: no judge to start (seconds, for nothing).
+        notes(f"resume: run {run_id} is complete; all {len(plan.operators)} operators already "
+              f"done")
+        if not any(run["id"] == run_id and run["finished_at"] for run in store.runs()):
+            store.finish_run(run_id)  # killed after its last result, before it was marked
+        return SweepOutcome(run_id=run_id, resumed=True, skipped_done=len(plan.operators))
     pool = pool if pool is not None else make_pool(plan)
     with pool:
         worker_infos = pool.start()

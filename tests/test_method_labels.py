@@ -135,7 +135,8 @@ def test_every_view_keeps_both_labels(two_models):
 def test_resume_continues_the_labelled_run(two_models):
     tmp_path, db = two_models["tmp"], two_models["db"]
     done = _run(tmp_path, db, two_models["right"], resume=True)
-    assert "already done" in done.stderr or "0 evaluated" in done.stdout + done.stderr
+    # nothing left to do: said so, and no judge started for it
+    assert "is complete; all 2 operators already done" in done.stderr
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM results WHERE label='files/model-a'"
                         ).fetchone()[0] == len(OPS)
