@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgb_core.evaluation.checker import probe_pool  # noqa: E402
+from kgb_core.evaluation.checker import probe_pool, runnable_cases  # noqa: E402
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator  # noqa: E402
 from kgb_core.plugins import load_registry  # noqa: E402
 
@@ -37,8 +37,7 @@ def _jobs(registry, backend, sources: list[str], ops: list[str]) -> list[tuple[s
              else registry.operators(sources=sources))
     jobs = []
     for spec in specs:
-        runnable = [(case, dtype) for case in spec.cases_in(quirks.case_tiers)
-                    for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+        runnable = runnable_cases(spec, quirks)
         if not runnable:
             continue
         for draw, (case, dtype) in enumerate(probe_pool(spec, runnable)):

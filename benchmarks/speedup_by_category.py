@@ -20,7 +20,8 @@ sys.path.insert(0, str(REPO))
 
 from kgb_core.plugins import load_registry  # noqa: E402
 from kgb_core.report import OperatorOutcome, operator_outcomes, render_table  # noqa: E402
-from kgb_core.reports.views import INTERPRETER, backend_kind, fast_p  # noqa: E402
+from kgb_core.report import INTERPRETER, backend_kind  # noqa: E402
+from kgb_core.reports.views import fast_p  # noqa: E402
 from kgb_core.stats import geometric_mean  # noqa: E402
 from kgb_core.store import ResultStore  # noqa: E402
 

@@ -16,7 +16,7 @@ emulation (``emulates`` set) are grouped apart from hardware results and always 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -38,6 +38,22 @@ def backend_kind(emulates: str, timing_labels: Iterable[str]) -> str:
     if any("interpreter" in label for label in labels):
         return INTERPRETER
     return HARDWARE if labels else UNTIMED
+
+
+def backend_kinds(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """Each (backend, emulates) of ``rows`` with its kind, from every timer label its results
+    carry."""
+    labels: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for row in rows:
+        key = (row["backend"], row.get("emulates") or "")
+        labels[key].update([row["timing_label"]] if row.get("timing_label") else [])
+    return {key: backend_kind(key[1], found) for key, found in labels.items()}
+
+
+def verdict_counts(found: Iterable[str]) -> str:
+    """Verdicts counted, as the tables show them: ``pass x2, wrong_output``."""
+    counts = Counter(found)
+    return ", ".join(f"{v} x{n}" if n > 1 else v for v, n in sorted(counts.items()))
 
 
 @dataclass

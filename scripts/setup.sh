@@ -9,16 +9,10 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 # The runners' OS sandbox: bubblewrap (kgb_core/evaluation/sandbox.py says why this tool). Without
 # it kgb still runs, but every candidate runs unsandboxed and every result says so.
+source scripts/apt_install.sh
 if ! command -v bwrap >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-        echo "setup: installing bubblewrap (the runners' sandbox)" >&2
-        (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null 2>&1 \
-            || echo "setup: WARNING: could not install bubblewrap; candidates will run unsandboxed" >&2
-    else
-        echo "setup: WARNING: bubblewrap (bwrap) is missing and cannot be installed here (needs" \
-             "apt-get as root); candidates will run unsandboxed: install it (Debian/Ubuntu:" \
-             "apt-get install bubblewrap; Fedora: dnf install bubblewrap)" >&2
-    fi
+    install_system_package bubblewrap "the runners' sandbox" \
+        "candidates will run unsandboxed" "; Fedora: dnf install bubblewrap"
 fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 torch_spec=${KGB_TORCH-torch==2.13.0}

@@ -26,9 +26,14 @@ def _inputs(case, seed=0):
     return list(SPEC.make_inputs(InputContext(case, "float32", seed, "cpu")))
 
 
-def _online_softmax(q, k, v, is_causal, scale, block=16):
-    """Flash attention's order in fp32: key blocks of ``block``, a running max and sum, the
-    accumulator rescaled by exp2 of the max's change, log2(e) folded into the scale."""
+def _online_softmax(q, k, v, is_causal, scale, block=16, rounded_to=None, sum_rounded=False):
+    """Flash attention's order, in fp32: key blocks of ``block``, a running max and sum, the
+    accumulator rescaled by exp2 of the max's change, log2(e) folded into the scale. With
+    ``rounded_to`` (fp16/bf16 inputs, as Triton's tutorial computes them), P is rounded to that
+    dtype before P V, the sum taken of the unrounded P (of the rounded one with
+    ``sum_rounded``), and the output rounded once to the inputs' dtype."""
+    dtype = q.dtype
+    q, k, v = q.float(), k.float(), v.float()
     s = (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])) * math.log2(math.e)
     lq, lk = q.shape[-2], k.shape[-2]
     top = torch.full((*q.shape[:-1], 1), -math.inf)
@@ -43,10 +48,11 @@ def _online_softmax(q, k, v, is_causal, scale, block=16):
         new_top = torch.maximum(top, scores.amax(dim=-1, keepdim=True))
         alpha = torch.exp2(top - new_top)
         p = torch.exp2(scores - new_top)
-        total = total * alpha + p.sum(dim=-1, keepdim=True)
-        acc = acc * alpha + torch.matmul(p, v[..., keys, :])
+        rounded = p if rounded_to is None else p.to(rounded_to).float()
+        total = total * alpha + (rounded if sum_rounded else p).sum(dim=-1, keepdim=True)
+        acc = acc * alpha + torch.matmul(rounded, v[..., keys, :])
         top = new_top
-    return acc / total
+    return (acc / total).to(dtype)
 
 
 def _torch_fp32(q, k, v, is_causal, scale):
@@ -97,34 +103,6 @@ def test_each_dtype_says_its_rule():
         assert tolerances[dtype]["rtol"] > 0
 
 
-def _flash_low_precision(q, k, v, is_causal, scale, rounded_to, sum_rounded=False, block=32):
-    """Flash attention as Triton's tutorial computes it for fp16/bf16 inputs: scores, running
-    max and sum in fp32, P rounded to ``rounded_to`` before P V (fp32 accumulation), the sum of
-    the unrounded P (of the rounded one with ``sum_rounded``), one rounding of the output to
-    the inputs' dtype."""
-    dtype = q.dtype
-    q, k, v = q.float(), k.float(), v.float()
-    s = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    lq, lk = q.shape[-2], k.shape[-2]
-    top = torch.full((*q.shape[:-1], 1), -math.inf)
-    total = torch.zeros((*q.shape[:-1], 1))
-    acc = torch.zeros((*q.shape[:-1], v.shape[-1]))
-    rows = torch.arange(lq).unsqueeze(-1)
-    for start in range(0, lk, block):
-        keys = torch.arange(start, min(start + block, lk))
-        scores = torch.matmul(q, k[..., keys, :].transpose(-2, -1)) * s
-        if is_causal:
-            scores = scores.masked_fill(keys.unsqueeze(0) > rows, -math.inf)
-        new_top = torch.maximum(top, scores.amax(dim=-1, keepdim=True))
-        alpha = torch.exp(top - new_top)
-        p = torch.exp(scores - new_top)
-        rounded = p.to(rounded_to).float()
-        total = total * alpha + (rounded if sum_rounded else p).sum(dim=-1, keepdim=True)
-        acc = acc * alpha + torch.matmul(rounded, v[..., keys, :])
-        top = new_top
-    return (acc / total).to(dtype)
-
-
 # The probe draw (a seed of the judge's) where flash attention's bf16 rounding of P failed the
 # published rule on one element.
 FAILED_PUBLISHED = ("causal_head_dim_24", "bfloat16", checker.REWRITE_SEEDS[1])
@@ -132,7 +110,7 @@ FAILED_PUBLISHED = ("causal_head_dim_24", "bfloat16", checker.REWRITE_SEEDS[1])
 
 def _low_precision_check(case, dtype, seed, rounded_to, sum_rounded=False):
     inputs = list(SPEC.make_inputs(InputContext(case, dtype, seed, "cpu")))
-    actual = _flash_low_precision(*inputs, rounded_to=rounded_to, sum_rounded=sum_rounded)
+    actual = _online_softmax(*inputs, block=32, rounded_to=rounded_to, sum_rounded=sum_rounded)
     tolerance = SPEC.tolerance(dtype, case.params)
     return (compare_outputs(actual, attention_bound(inputs, tolerance), tolerance),
             compare_outputs(actual, SPEC.reference(*inputs), tolerance))
@@ -188,15 +166,14 @@ def test_the_bound_is_chunked_without_changing_it(monkeypatch):
 def test_the_reference_kernel_passes_on_the_probe_draw_that_failed_it():
     """The whole evaluation, the judge's probes forced onto the draw where CI saw the
     reference kernel fail (benchmarks/probe_draw_audit.py tries every draw of every operator)."""
-    from kgb_core.evaluation.checker import probe_pool
+    from kgb_core.evaluation.checker import probe_pool, runnable_cases
     from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 
     registry = load_registry()
     backend = registry.backend("cpu")
-    runnable = [(case, dtype) for case in SPEC.cases_in(backend.quirks.case_tiers)
-                for dtype in SPEC.dtypes if dtype not in backend.quirks.skipped_dtypes]
     name, dtype, _ = FAILED_PUBLISHED
-    draw = [(case.name, d) for case, d in probe_pool(SPEC, runnable)].index((name, dtype))
+    pool = probe_pool(SPEC, runnable_cases(SPEC, backend.quirks))
+    draw = [(case.name, d) for case, d in pool].index((name, dtype))
     settings = EvaluationSettings(seeds=(0,), timing=False, probe_draw=draw)
     with Evaluator.for_backend(backend, settings) as evaluator:
         result = evaluator.evaluate(SPEC.id, SPEC.reference_kernel())

@@ -480,7 +480,6 @@ class Evaluation:
 
     def _runnable(self) -> list[tuple[ShapeCase, str]]:
         spec, quirks = self.spec, self.backend.quirks
-        runnable = []
         for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout):
             for dtype in spec.dtypes:
                 if dtype in quirks.skipped_dtypes:
@@ -488,8 +487,7 @@ class Evaluation:
                         case=case_label(spec, case), tier=case.tier, dtype=dtype,
                         heldout=case.heldout, status="skipped",
                         message=quirks.skipped_dtypes[dtype]).to_dict())
-                else:
-                    runnable.append((case, dtype))
+        runnable = runnable_cases(spec, quirks)
         if not runnable:
             raise CandidateFailure(
                 verdicts.SKIPPED_UNSUPPORTED,
@@ -607,8 +605,12 @@ class Evaluation:
 
 
 
-__all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",
-           "case_label", "clone_tree"]
+def runnable_cases(spec: OperatorSpec, quirks: Any) -> list[tuple[ShapeCase, str]]:
+    """The (case, dtype) pairs the judge runs on a backend with ``quirks``: its tiers' cases in
+    every dtype it does not skip, held-out cases last."""
+    return [(case, dtype)
+            for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout)
+            for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
 
 
 def probe_pool(spec: OperatorSpec, runnable: Sequence[tuple[ShapeCase, str]]
@@ -627,3 +629,7 @@ def probe_pool(spec: OperatorSpec, runnable: Sequence[tuple[ShapeCase, str]]
     sizes = [size(entry) for entry in pool]
     large = [entry for entry, n in zip(pool, sizes) if n >= PROBE_MIN_ELEMENTS]
     return large or [pool[sizes.index(max(sizes))]]
+
+
+__all__ = ["CandidateFailure", "CheckSettings", "Evaluation", "Stage", "TrialRecord",
+           "case_label", "clone_tree", "probe_pool", "runnable_cases"]

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from kgb_core.backends import backend_label
 from kgb_core.errors import UserError
 from kgb_core.labels import method_label
-from kgb_core.report import OperatorOutcome, operator_outcomes, render_table
+from kgb_core.report import OperatorOutcome, operator_outcomes, render_table, verdict_counts
 from kgb_core.stats import geometric_mean
 
 BOTH, ONLY_A, ONLY_B, NEITHER = "both", "only A", "only B", "neither"
@@ -107,10 +107,7 @@ def _log_ratio(ratio: float | None) -> float:
 
 def render_comparison(comparison: Comparison) -> str:
     def verdicts(found: list[str] | None) -> str:
-        if found is None:
-            return "not tried"
-        counted = Counter(found)
-        return ", ".join(f"{v} x{n}" if n > 1 else v for v, n in sorted(counted.items()))
+        return "not tried" if found is None else verdict_counts(found)
 
     rows = [[o.op, o.backend, o.solved, verdicts(o.a_verdicts), verdicts(o.b_verdicts),
              o.a_speedup, o.b_speedup, o.ratio] for o in comparison.operators]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from kgb_core.backends import backend_label
-from kgb_core.report import GroupSummary, backend_kind, summarize
+from kgb_core.report import GroupSummary, backend_kinds, summarize
 
 ALL = "all"
 
@@ -64,10 +64,7 @@ class LeaderboardRow:
 def leaderboard(rows: Iterable[dict[str, Any]]) -> list[LeaderboardRow]:
     """The ranked rows from stored result rows (the latest per key)."""
     rows = list(rows)
-    timing_labels: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for row in rows:
-        if row.get("timing_label"):
-            timing_labels[(row["backend"], row.get("emulates") or "")].add(row["timing_label"])
+    kinds = backend_kinds(rows)
     per_source: dict[tuple[str, str, str], dict[str, LeaderboardCell]] = defaultdict(dict)
     for summary in summarize(rows):
         key = (summary.method, summary.backend, summary.emulates)
@@ -75,8 +72,7 @@ def leaderboard(rows: Iterable[dict[str, Any]]) -> list[LeaderboardRow]:
     overall = {(s.method, s.backend, s.emulates): LeaderboardCell.of(s)
                for s in summarize({**row, "source": ALL} for row in rows)}
     board = [LeaderboardRow(rank=0, method=method, backend=backend_label(backend, emulates),
-                            kind=backend_kind(emulates, timing_labels[(backend, emulates)]),
-                            all=cell,
+                            kind=kinds[(backend, emulates)], all=cell,
                             sources=dict(sorted(per_source[(method, backend, emulates)].items())))
              for (method, backend, emulates), cell in overall.items()]
 

@@ -37,8 +37,8 @@ from kgb_core.backends import backend_label
 from kgb_core.calibration import COPY_METRIC, matmul_metric
 from kgb_core.evaluation import verdicts
 from kgb_core.labels import method_label, plan_label
-from kgb_core.report import (EMULATION, INTERPRETER, OperatorOutcome, backend_kind,
-                             generation_effort, operator_outcomes, summarize)
+from kgb_core.report import (EMULATION, INTERPRETER, OperatorOutcome, backend_kinds,
+                             generation_effort, operator_outcomes, summarize, verdict_counts)
 from kgb_core.reports.leaderboard import LeaderboardRow, leaderboard
 from kgb_core.stats import geometric_mean
 
@@ -257,11 +257,6 @@ def _best_row(samples: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return min(passing, key=lambda r: r["sample"])
 
 
-def _verdict_counts(samples: Sequence[Mapping[str, Any]]) -> str:
-    counts = Counter(r["verdict"] for r in samples)
-    return ", ".join(f"{v} x{n}" if n > 1 else v for v, n in sorted(counts.items()))
-
-
 def _device_names(runs: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     names = {}
     for run in runs:
@@ -332,12 +327,10 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
     for row in rows:
         samples_of[_key(row)].append(row)
     device_of_run = _device_names(runs)
-    labels_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for o in outcomes:
-        labels_of[(o.backend, o.emulates)].update(o.timing_labels)
+    kind_by_backend = backend_kinds(rows)
 
     def kind_of(o: OperatorOutcome) -> str:
-        return backend_kind(o.emulates, labels_of[(o.backend, o.emulates)])
+        return kind_by_backend[(o.backend, o.emulates)]
 
     def compiled(o: OperatorOutcome) -> bool:
         return any(v not in NOT_COMPILED and v not in verdicts.SKIPPED for v in o.verdicts)
@@ -469,7 +462,8 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
         operators.append(OperatorRow(
             op=o.op, source=o.source, method=o.method,
             backend=backend_label(o.backend, o.emulates), kind=kind_of(o), device_name=device,
-            samples=o.samples, verdicts=_verdict_counts(samples), skipped=o.skipped,
+            samples=o.samples, verdicts=verdict_counts(r["verdict"] for r in samples),
+            skipped=o.skipped,
             compiled=compiled(o), correct=o.correct,
             best_sample=int(best["sample"]) if best else None,
             speedup=best.get("speedup") if best else None,
