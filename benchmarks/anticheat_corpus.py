@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fnmatch
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +37,9 @@ def main() -> None:
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--reference-ops", default=",".join(REFERENCE_OPS),
                         help="comma-separated operators whose reference kernels must pass")
+    parser.add_argument("--only", default="",
+                        help="comma-separated name patterns (fnmatch, e.g. 'gpu/*'): run only "
+                             "the candidates they match, reference kernels included")
     args = parser.parse_args()
     registry = load_registry()
     backend = registry.backend(args.backend)
@@ -46,6 +50,9 @@ def main() -> None:
     for op in filter(None, args.reference_ops.split(",")):
         jobs.append(Cheat(f"reference {op}", op, verdicts.PASS, False,
                           registry.operator(op).reference_kernel()))
+    patterns = [p for p in args.only.split(",") if p]
+    if patterns:
+        jobs = [job for job in jobs if any(fnmatch.fnmatch(job.name, p) for p in patterns)]
     rows, wrong = [], 0
     with contextlib.ExitStack() as stack:
         evaluators = {}

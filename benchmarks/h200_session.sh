@@ -136,9 +136,9 @@ for step in $steps; do
           > "$OUT/l2_persistence.txt" 2>&1; echo "l2 exit $?" >> "$OUT/l2_persistence.txt" ;;
     corpus)
       # The adversarial corpus on the GPU, tests/adversarial/gpu/ and timed cheats included,
-      # with reference kernels that must pass.
+      # with reference kernels that must pass; KGB_CORPUS_ONLY (e.g. 'gpu/*') picks candidates.
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/anticheat_corpus.py --backend nvidia \
-          > "$OUT/anticheat.txt" 2>&1; echo "corpus exit $?" >> "$OUT/anticheat.txt" ;;
+          ${KGB_CORPUS_ONLY:+--only "$KGB_CORPUS_ONLY"} >> "$OUT/anticheat.txt" 2>&1; echo "corpus exit $?" >> "$OUT/anticheat.txt" ;;
     callcost)
       # Where a checked call's time goes inside a runner (runner_call_cost.py, in-process) and
       # what its tensors cost to cross the boundary by size (exchange_cost.py), on the device;

@@ -89,7 +89,7 @@ def main() -> None:
                                    "inputs": packed.tree})
         os.unlink(os.path.join(scratch, name))
         blob = exchange.read_file(os.path.join(scratch, reply["file"]), 1 << 40)
-        exchange.unpack(reply["tree"], blob, device)
+        exchange.unpack(reply["tree"], blob, device, sent=packed.sources)
         os.unlink(os.path.join(scratch, reply["file"]))
 
     one_call(0)  # compiled, every lazy import done
