@@ -10,7 +10,8 @@ rebuilds it. Two replies: the inputs' bytes sent back (as before), and the uncha
 named instead (``{"input": k}``, kgb_core/evaluation/exchange.py), which also costs the
 runner a comparison after the call against the bytes the input came as (the request file's,
 on the host; a copy made on arrival, on a device). Files go where the
-runners' folders go (the system's temporary folder).
+runners' folders go (``runners.runners_root``: shared memory where it has room, else the
+system's temporary folder); ``--dir`` names others to compare, one table row each.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from kgb_core.evaluation import exchange  # noqa: E402
+from kgb_core.evaluation.runners import runners_root  # noqa: E402
 from kgb_core.report import render_table  # noqa: E402
 
 
@@ -64,22 +66,28 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--mb", default="4,64,512")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dir", default="",
+                        help="comma-separated parent folders of the files (default: where "
+                             "kgb puts the runners' folders)")
     args = parser.parse_args()
+    parents = [d for d in args.dir.split(",") if d] or [runners_root() or tempfile.gettempdir()]
     rows = []
-    with tempfile.TemporaryDirectory(prefix="kgb-exchange-") as folder:
-        for mb in [int(m) for m in args.mb.split(",")]:
-            x = torch.randn(mb * (1 << 20) // 4, device=args.device)
-            measured = {}
-            for named in (False, True):
-                one_call(x, folder, named)  # warm: allocator, page cache
-                measured[named] = statistics.median(one_call(x, folder, named)
-                                                    for _ in range(args.repeat))
-            rows.append([str(mb), f"{1e3 * measured[False]:.1f}", f"{1e3 * measured[True]:.1f}",
-                         f"{measured[False] / measured[True]:.2f}"])
-            print("measured | " + " | ".join(rows[-1]), flush=True)
-    print(f"device {args.device}, files in {tempfile.gettempdir()}, median of {args.repeat}")
-    print(render_table(["input MB (fp32)", "ms, inputs sent back", "ms, unchanged named",
-                        "ratio"], rows))
+    for parent in parents:
+        with tempfile.TemporaryDirectory(prefix="kgb-exchange-", dir=parent) as folder:
+            for mb in [int(m) for m in args.mb.split(",")]:
+                x = torch.randn(mb * (1 << 20) // 4, device=args.device)
+                measured = {}
+                for named in (False, True):
+                    one_call(x, folder, named)  # warm: allocator, page cache
+                    measured[named] = statistics.median(one_call(x, folder, named)
+                                                        for _ in range(args.repeat))
+                rows.append([parent, str(mb), f"{1e3 * measured[False]:.1f}",
+                             f"{1e3 * measured[True]:.1f}",
+                             f"{measured[False] / measured[True]:.2f}"])
+                print("measured | " + " | ".join(rows[-1]), flush=True)
+    print(f"device {args.device}, median of {args.repeat}")
+    print(render_table(["files in", "input MB (fp32)", "ms, inputs sent back",
+                        "ms, unchanged named", "ratio"], rows))
 
 
 if __name__ == "__main__":

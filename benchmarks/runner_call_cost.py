@@ -38,7 +38,7 @@ def main() -> None:
     backend = registry.backend(args.backend)
     for key, value in backend.worker_environment().items():
         os.environ.setdefault(key, value)
-    from kgb_core.evaluation import exchange, recorder, runner, template
+    from kgb_core.evaluation import exchange, recorder, runner, runners, template
     from kgb_core.operators import InputContext
     from kgb_core.report import render_table
 
@@ -53,7 +53,7 @@ def main() -> None:
                                  "max_block_size": quirks.max_block_size})
     preloaded = time.perf_counter() - started
     spec = registry.operator(args.op)
-    scratch = tempfile.mkdtemp(prefix="kgb-call-cost-")
+    scratch = tempfile.mkdtemp(prefix="kgb-call-cost-", dir=runners.runners_root())
     # Watched before the runner exists: its integrity guard takes the wrapped functions as
     # the ones it found (wrapping them later reads as a candidate replacing them).
     phases = (PhaseClock()
@@ -105,7 +105,8 @@ def main() -> None:
     phases.__exit__(None, None, None)
     print(f"backend {args.backend}, {args.op}: {len(input_sets)} input sets, {args.calls} calls "
           f"in {wall:.2f} s ({1e3 * wall / args.calls:.1f} ms a call); template preload "
-          f"{preloaded:.2f} s, runner set up and candidate loaded {set_up:.2f} s")
+          f"{preloaded:.2f} s, runner set up and candidate loaded {set_up:.2f} s; files in "
+          f"{os.path.dirname(scratch)}")
     print(render_table(["step (inside: the call's steps are nested in 'the checked call')",
                         "times", "s, all", "s per call"],
                        phases.rows(args.calls, wall=wall,

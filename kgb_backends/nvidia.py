@@ -17,7 +17,7 @@ from kgb_core import hookimpl
 from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks, visible_device
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import EventTimer, Timer, TimingSettings
-from kgb_core.torch_device import nan_fill_free_block
+from kgb_core.torch_device import nan_fill_free_block, release_cached_device_memory
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -161,6 +161,12 @@ class NvidiaBackend(Backend):
         except Exception as error:  # only time is lost: each runner initialises it instead
             print(f"kgb: Triton's compiler was not warmed in the runner template: "
                   f"{type(error).__name__}: {error}", file=sys.stderr)
+
+    def release_cached_memory(self) -> None:
+        import torch
+
+        if torch.cuda.is_initialized():  # a judge that never touched the GPU holds nothing
+            release_cached_device_memory(torch.cuda)
 
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the caching allocator will reuse, so an unwritten output shows."""

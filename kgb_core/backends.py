@@ -223,6 +223,13 @@ class Backend(ABC):
         the device (a CUDA context does not survive ``fork``) and must leave the process
         single-threaded; the template checks the second and fails loudly if it is not."""
 
+    def release_cached_memory(self) -> None:
+        """Give the device memory the judge's allocator keeps cached back to the device, after
+        each candidate. Several judges share a GPU in a correctness pass (``--workers-per-device``)
+        and each one's cache of its largest case's tensors would otherwise stay reserved: on an
+        80 GB H100, six judges left the runners no memory. A backend without a caching
+        allocator has nothing to do."""
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

@@ -14,6 +14,7 @@ missing before it pays for importing a vendor runtime.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import os
@@ -60,6 +61,15 @@ def triton_backends_installed() -> list[str]:
     except Exception:  # noqa: BLE001 - a broken metadata entry must not break a probe
         pass
     return sorted(names)
+
+
+def release_cached_device_memory(module: Any) -> None:
+    """Empty the caching allocator of a torch device module (``torch.cuda`` and its vendor
+    twins). Tensors kept only by reference cycles are collected first when the allocator still
+    holds much, since ``empty_cache`` frees only blocks no tensor uses."""
+    if module.memory_allocated() > (256 << 20):
+        gc.collect()
+    module.empty_cache()
 
 
 def nan_fill_free_block(nbytes: int, device: str) -> None:
@@ -175,6 +185,9 @@ class TorchDeviceBackend(Backend):
 
     def worker_host_memory_limit(self) -> int | None:
         return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))
+
+    def release_cached_memory(self) -> None:
+        release_cached_device_memory(self.device_module())
 
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the device's caching allocator will reuse, so an unwritten output

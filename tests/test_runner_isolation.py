@@ -224,3 +224,39 @@ def test_python_and_the_checkout_stay_visible_when_they_lie_in_an_emptied_folder
     binds = [i for i in range(len(line) - 2) if line[i:i + 3] == ["--ro-bind", top, top]]
     assert binds and binds[0] > line.index("/tmp")  # after /tmp is emptied
     assert line.index(str(clone / "lib")) > binds[0]  # the mask comes after, and still applies
+
+
+def test_a_killed_judges_work_folder_is_removed_by_the_next_judge(tmp_path):
+    from kgb_core.evaluation import runners
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    orphan = tmp_path / f"{runners.WORK_PREFIX}{gone.pid}-abc"
+    (orphan / "runner-1").mkdir(parents=True)
+    (orphan / "runner-1" / "in-1.bin").write_bytes(b"\0" * 4096)
+    alive = tmp_path / f"{runners.WORK_PREFIX}{os.getpid()}-def"
+    alive.mkdir()
+    unrelated = tmp_path / "kgb-runners-notapid"
+    unrelated.mkdir()
+    runners.remove_orphans(str(tmp_path))
+    assert not orphan.exists()
+    assert alive.exists() and unrelated.exists()
+
+
+def test_runner_folders_go_to_shared_memory_only_where_it_has_room(monkeypatch, tmp_path):
+    from kgb_core.evaluation import runners
+
+    monkeypatch.setenv("KGB_RUNNER_DIR", str(tmp_path))
+    assert runners.runners_root() == str(tmp_path)
+    monkeypatch.delenv("KGB_RUNNER_DIR")
+
+    class Room:
+        f_frsize = 4096
+        f_bavail = (64 << 20) // 4096  # Docker's default /dev/shm
+
+    monkeypatch.setattr(runners.os, "statvfs", lambda path: Room())
+    assert runners.runners_root() is None
+    Room.f_bavail = (64 << 30) // 4096
+    assert runners.runners_root() in (runners.SHARED_MEMORY, None)  # None: no tmpfs there
+    if runners._is_tmpfs(runners.SHARED_MEMORY) and os.access(runners.SHARED_MEMORY, os.W_OK):
+        assert runners.runners_root() == runners.SHARED_MEMORY

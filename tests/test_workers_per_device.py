@@ -201,3 +201,47 @@ def test_the_device_gate_lets_an_exclusive_holder_in_only_alone():
     first.join(5)
     waiter.join(5)
     assert events == ["shared out", "exclusive in"]
+
+
+@pytest.mark.parametrize("verdict, message, retried", [
+    (verdicts.OOM, "", True),
+    # A runner whose CUDA context could not be made: other judges' runners held the memory.
+    (verdicts.CRASHED, "the runner could not set up: AcceleratorError: CUDA error: out of "
+                       "memory", True),
+    # The runner copying a large case's inputs to the device.
+    (verdicts.RUNTIME_ERROR, "OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                             "352.00 MiB. GPU 0 has a total capacity of 79.18 GiB", True),
+    (verdicts.HARNESS_ERROR, "OutOfMemoryError: CUDA out of memory", True),
+    (verdicts.RUNTIME_ERROR, "IndexError: index 7 is out of bounds", False),
+    (verdicts.CRASHED, "the runner died with signal SIGSEGV", False),
+    # A wrong answer is the kernel's, whatever its message says.
+    (verdicts.WRONG_OUTPUT, "out of memory", False),
+])
+def test_which_failures_are_retried_with_the_device_alone(verdict, message, retried):
+    result = EvalResult(op="aten.mm", backend="nvidia", verdict=verdict, message=message)
+    assert devices.ran_out_of_device_memory(result) is retried
+
+
+class _CachingDeviceModule:
+    """What release_cached_device_memory uses of torch.cuda, counted."""
+
+    def __init__(self, allocated: int) -> None:
+        self.allocated, self.emptied = allocated, 0
+
+    def memory_allocated(self) -> int:
+        return self.allocated
+
+    def empty_cache(self) -> None:
+        self.emptied += 1
+
+
+@pytest.mark.parametrize("allocated", [0, 1 << 30])
+def test_a_judge_empties_its_device_cache(allocated, monkeypatch):
+    from kgb_core import torch_device
+
+    collected = []
+    monkeypatch.setattr(torch_device.gc, "collect", lambda: collected.append(1))
+    module = _CachingDeviceModule(allocated)
+    torch_device.release_cached_device_memory(module)
+    assert module.emptied == 1
+    assert collected == ([1] if allocated else [])

@@ -213,9 +213,14 @@ class _DeviceGate:
 
 
 def ran_out_of_device_memory(result: EvalResult) -> bool:
-    """An out-of-memory verdict, or a harness error from the allocator (inputs, reference)."""
+    """An out-of-memory verdict, or another failure the allocator's message explains: a
+    harness error (inputs, reference), a runner that could not set its device up for want of
+    memory (``crashed``), a candidate's call that ran out (``runtime_error``). Each is retried
+    with the device to itself, once, and keeps the verdict it gets then: a kernel that runs out
+    of memory alone still fails, one that failed only because others shared the GPU passes."""
     return (result.verdict == verdicts.OOM
-            or (result.verdict == verdicts.HARNESS_ERROR
+            or (result.verdict in (verdicts.HARNESS_ERROR, verdicts.CRASHED,
+                                   verdicts.RUNTIME_ERROR)
                 and "out of memory" in result.message.lower()))
 
 

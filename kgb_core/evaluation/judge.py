@@ -238,6 +238,8 @@ class Judge:
                                            None, log_tail=channel.log_tail())
         finally:
             ended = channel.close()
+            del evaluation  # its tensors (inputs, references) go before the cache is emptied
+            self.backend.release_cached_memory()
         written = self.template.stray_files(channel.folder)
         channel.remove_folder()
         if written:

@@ -689,7 +689,10 @@ def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: st
         except CandidateFailure as failure:
             reply["failure"] = {"verdict": failure.verdict, "message": failure.message}
         except Exception as error:  # the runner's own part failed on this candidate's output
-            reply["failure"] = {"verdict": verdicts.RUNTIME_ERROR,
+            # Copying the inputs to the device can run out of its memory: that is no fault of
+            # the call, and the pool retries a job that ran out with the device to itself.
+            reply["failure"] = {"verdict": verdicts.OOM if classify(error) == verdicts.OOM
+                                else verdicts.RUNTIME_ERROR,
                                 "message": short_traceback(error, runner.path)}
         changed = runner.changes()  # what the reply is built with must be what it was
         if changed:

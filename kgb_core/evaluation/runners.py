@@ -29,12 +29,66 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgb_core.evaluation.limits import describe_exit, kill_group
+from kgb_core.evaluation.limits import MAX_FILE_BYTES, describe_exit, kill_group
 from kgb_core.evaluation.sandbox import SandboxTool, command
 
 MAX_REPLY_BYTES = 16 << 20
 TEMPLATE_MODULE = "kgb_core.evaluation.template"
 TEMPLATE_TMP = ".template"
+SHARED_MEMORY = "/dev/shm"
+WORK_PREFIX = "kgb-runners-"  # then the judge's pid and a random part
+
+
+def runners_root() -> str | None:
+    """Where the runners' folders go (None: the system's temporary folder).
+
+    Every call's inputs and outputs cross as files in the runner's folder, so that folder is
+    on shared memory (``/dev/shm``, a tmpfs) when it has room for the largest exchange file:
+    on the H100 the system's temporary folder is a disk, where a 512 MB case's round trip took
+    2.2 s (``benchmarks/exchange_cost.py``). A container's small ``/dev/shm`` (64 MB under
+    Docker's default) is passed over. ``KGB_RUNNER_DIR`` names another folder."""
+    chosen = os.environ.get("KGB_RUNNER_DIR", "").strip()
+    if chosen:
+        return chosen
+    try:
+        room = os.statvfs(SHARED_MEMORY)
+    except OSError:
+        return None
+    if room.f_bavail * room.f_frsize < MAX_FILE_BYTES or not os.access(SHARED_MEMORY, os.W_OK):
+        return None
+    return SHARED_MEMORY if _is_tmpfs(SHARED_MEMORY) else None
+
+
+def remove_orphans(root: str | None) -> None:
+    """Remove the work folders of judges that are gone (killed before they could clean up):
+    on shared memory, what they left would hold the machine's memory until it restarts. A
+    folder is an orphan when the judge whose pid its name carries no longer runs."""
+    root = root or tempfile.gettempdir()
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name.removeprefix(WORK_PREFIX).partition("-")[0]
+        if not entry.name.startswith(WORK_PREFIX) or not pid.isdigit():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            remove_tree(entry.path)
+        except OSError:  # alive under another user, or not ours to look at
+            continue
+
+
+def _is_tmpfs(folder: str) -> bool:
+    try:
+        with open("/proc/self/mounts") as mounts:
+            return any(fields[1] == folder and fields[2] == "tmpfs"
+                       for fields in (line.split() for line in mounts) if len(fields) > 2)
+    except OSError:
+        return False
 
 
 class ChannelViolation(Exception):
@@ -110,7 +164,9 @@ class RunnerTemplate:
         self.seed_cache = seed_cache
         # The runners' folders, and nothing else: what a runner leaves here beside its own
         # folder it wrote outside its scratch (``stray_files``). The template's log lies apart.
-        self.work = Path(tempfile.mkdtemp(prefix="kgb-runners-"))
+        root = runners_root()
+        remove_orphans(root)
+        self.work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-", dir=root))
         os.chmod(self.work, 0o700)
         # The template's own temporary folder (torch makes a cache folder at import); what is
         # in it once the template is ready must be all there ever is.
@@ -130,7 +186,8 @@ class RunnerTemplate:
                         "TORCHINDUCTOR_CACHE_DIR": str(self.template_tmp / "inductor"),
                         "KGB_TEMPLATE_FD": str(theirs.fileno()),
                         "KGB_TEMPLATE_CONFIG": json.dumps({**config,
-                                                           "sandboxed": tool.sandboxed})}
+                                                           "sandboxed": tool.sandboxed,
+                                                           "work": str(self.work)})}
         program = [sys.executable, "-P", "-m", TEMPLATE_MODULE]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(

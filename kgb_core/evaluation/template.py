@@ -320,11 +320,16 @@ class Template:
             self._kill_all()
 
     def _clean_scratch(self) -> None:
-        """Inside the sandbox /dev/shm is the sandbox's own: nothing a runner put there stays."""
+        """Inside the sandbox /dev/shm is the sandbox's own: nothing a runner put there stays.
+        The runners' work folder, bound in from the host's /dev/shm when it lies there
+        (``runners.runners_root``), is the judge's to clean."""
         if not self.sandboxed or not os.path.isdir("/dev/shm"):
             return
+        work = os.path.normpath(str(self.config.get("work") or ""))
         for entry in os.listdir("/dev/shm"):
             path = os.path.join("/dev/shm", entry)
+            if path == work:
+                continue
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
