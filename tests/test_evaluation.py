@@ -269,3 +269,41 @@ def test_a_reply_names_the_inputs_a_call_left_unchanged_and_sends_a_written_one(
     assert blob.numel() == 448 + 200  # the output (400 bytes, padded to 64) and y, not x
     output, (a, b) = exchange.unpack(reply["tree"], blob, "cpu", sent=request.sources)
     assert torch.equal(output, x * 2) and torch.equal(a, x) and torch.equal(b, y + 1.0)
+
+
+def test_a_ghost_replays_output_never_lands_on_the_previous_calls_answer(registry, tmp_path):
+    """Ghost replay calls again on the inputs of the call just before it; that call's output
+    (the right answer) must stay alive through the replay, so an output the no-op launches
+    never wrote cannot be handed its memory. On an H100, the caching allocator handed
+    aten.linear's reference that block despite the NaN-filled one (ghost_replay_matched); the
+    CPU's malloc does not reuse it here, so what is checked is that it is still held."""
+    import torch
+
+    from kgb_core.evaluation import exchange
+    from kgb_core.evaluation.launches import LaunchCounter
+    from kgb_core.evaluation.runner import Runner
+
+    runner = Runner(registry.backend("cpu"), LaunchCounter(), io_dir=str(tmp_path))
+    runner.path = __file__
+    outputs, alive_during_ghost = [], []
+
+    def allocates_its_output(x):
+        if runner.counter.ghost:
+            held = {s.data_ptr() for s in getattr(runner, "_held_outputs", [])}
+            alive_during_ghost.append(outputs[-1] in held)
+        out = torch.empty(x.numel() // 4, dtype=x.dtype)
+        outputs.append(out.data_ptr())
+        if not runner.counter.ghost:
+            out.copy_(x[: out.numel()])
+            runner.counter.note_launch("copy")  # what the wrapped Triton launch notes
+        return out
+
+    runner.kernel = allocates_its_output
+    x = torch.randn(4096)
+    for seq, ghost in enumerate((False, True, False, True)):
+        request = exchange.pack([x])
+        request.write(str(tmp_path / f"in-{seq}.bin"))
+        runner._call_request({"op": "call", "seq": seq, "ghost": ghost,
+                              "file": f"in-{seq}.bin", "inputs": request.tree})
+    assert alive_during_ghost == [True, True]
+    assert runner._held_outputs and runner._held_outputs[0].data_ptr() == outputs[-1]

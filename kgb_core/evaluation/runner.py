@@ -216,6 +216,13 @@ class Runner:
         with OpProfile():
             pass
         self._last_output_bytes: list[int] = []
+        # The last call's output storages, alive until a call that is not a ghost replay: the
+        # replay runs on the inputs of the call just before it, whose freed output (the right
+        # answer) the replay's unwritten output could otherwise be handed. NaN-filling a block
+        # of its size (poison_free_memory) was not enough: the caching allocator coalesces the
+        # freed poison block with its neighbours, so best fit can then pick the old output's
+        # block instead (aten.linear's reference got ghost_replay_matched on an H100).
+        self._held_outputs: list[Any] = []
         # Device state the timer depends on (L2 persistence on NVIDIA), as it is before any
         # candidate code runs; the counter checks it at every launch, the runner after calls.
         self._device_state_changes = backend.device_state_watch()
@@ -279,6 +286,9 @@ class Runner:
     def _call_request(self, request: dict[str, Any]) -> dict[str, Any]:
         from kgb_core.evaluation import exchange
 
+        ghost = bool(request.get("ghost"))
+        if not ghost:
+            self._held_outputs = []
         received: list[tuple[int, Any, Any]] = []
         inputs = self._kept_inputs(request, received)
         # Each storage handed over afresh, by its index in the judge's order (by offset in its
@@ -290,7 +300,7 @@ class Runner:
                   for index, (_, storage, data) in enumerate(sorted(received,
                                                                     key=lambda r: r[0]))
                   if storage.device.type == "cpu" or storage.nbytes() <= DEVICE_COPY_MAX_BYTES]
-        actual = self._call(list(inputs), ghost=bool(request.get("ghost")))
+        actual = self._call(list(inputs), ghost=ghost)
         # The input storages the call left as they came are named, not sent back (a large
         # case's inputs then cross once): compared byte for byte on the device.
         unchanged = {exchange.storage_key(storage): index for index, storage, before in handed
@@ -301,6 +311,8 @@ class Runner:
         packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged)
         out_name = f"out-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, out_name))
+        self._held_outputs = [exchange._untyped_storage(t) for t in tensors_in([actual])
+                              if exchange._not_plain(t) is None]
         return {"tree": packed.tree, "file": out_name, "launches": self.counter.count,
                 "kernel_names": self.counter.kernel_names[:16]}
 
