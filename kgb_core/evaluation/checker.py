@@ -192,6 +192,9 @@ class Evaluation:
         self.ghost_case: tuple[ShapeCase, str] | None = None
         # The storages the last request handed over, which its reply may name unchanged.
         self._sent: list[Any] = []
+        # Host memory for the exchange files, reused call after call (exchange.HostBuffer);
+        # it goes with the evaluation.
+        self._staging, self._read_buffer = exchange.HostBuffer(), exchange.HostBuffer()
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -398,7 +401,7 @@ class Evaluation:
         name = None
         self._sent = []
         if inputs is not None:
-            packed = exchange.pack(list(inputs))
+            packed = exchange.pack(list(inputs), staging=self._staging)
             self._sent = packed.sources  # what the reply may name instead of sending back
             name = f"in-{time.monotonic_ns()}.bin"
             try:
@@ -435,7 +438,8 @@ class Evaluation:
         if name != os.path.basename(name) or name.startswith("."):
             raise exchange.ExchangeError(f"a reply file named {name[:80]!r}")
         try:
-            blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd)
+            blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd,
+                                      buffer=self._read_buffer)
         finally:
             self.channel.unlink(name)
         return exchange.unpack(described["tree"], blob, self.device, sent=self._sent)

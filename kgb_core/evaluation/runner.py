@@ -223,6 +223,10 @@ class Runner:
         # freed poison block with its neighbours, so best fit can then pick the old output's
         # block instead (aten.linear's reference got ghost_replay_matched on an H100).
         self._held_outputs: list[Any] = []
+        from kgb_core.evaluation.exchange import HostBuffer
+
+        # Host memory the exchange files are read into and outputs staged in, call after call.
+        self._read_buffer, self._staging = HostBuffer(), HostBuffer()
         # Device state the timer depends on (L2 persistence on NVIDIA), as it is before any
         # candidate code runs; the counter checks it at every launch, the runner after calls.
         self._device_state_changes = backend.device_state_watch()
@@ -258,7 +262,8 @@ class Runner:
         handed = None
         arrived: list[tuple[int, Any, Any]] = []
         if request.get("file"):
-            blob = exchange.read_file(os.path.join(self.io_dir, request["file"]), 1 << 40)
+            blob = exchange.read_file(os.path.join(self.io_dir, request["file"]), 1 << 40,
+                                      buffer=self._read_buffer)
             handed = list(exchange.unpack(request["inputs"], blob, self.device,
                                           received=arrived))
         reuse = request.get("reuse")
@@ -308,7 +313,8 @@ class Runner:
         del handed
         # Output and inputs in one tree: a storage they share is one storage on the judge's
         # side too, which is how the judge sees an output aliasing an input.
-        packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged)
+        packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged,
+                               staging=self._staging)
         out_name = f"out-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, out_name))
         self._held_outputs = [exchange._untyped_storage(t) for t in tensors_in([actual])
@@ -362,7 +368,7 @@ class Runner:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    f"while being timed, {calls.launchless} of {calls.count} "
                                    f"calls of kernel(...) launched no @triton.jit kernel")
-        packed = exchange.pack(calls.sample_entries(), opaque=True)
+        packed = exchange.pack(calls.sample_entries(), opaque=True, staging=self._staging)
         name = f"timed-{request['seq']}.bin"
         packed.write(os.path.join(self.io_dir, name))
         return {"timing": timing.to_dict(), "samples": {"tree": packed.tree, "file": name}}

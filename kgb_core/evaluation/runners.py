@@ -29,40 +29,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgb_core.evaluation.limits import MAX_FILE_BYTES, describe_exit, kill_group
+from kgb_core.evaluation.limits import describe_exit, kill_group
 from kgb_core.evaluation.sandbox import SandboxTool, command
 
 MAX_REPLY_BYTES = 16 << 20
 TEMPLATE_MODULE = "kgb_core.evaluation.template"
 TEMPLATE_TMP = ".template"
-SHARED_MEMORY = "/dev/shm"
 WORK_PREFIX = "kgb-runners-"  # then the judge's pid and a random part
 
 
 def runners_root() -> str | None:
-    """Where the runners' folders go (None: the system's temporary folder).
-
-    Every call's inputs and outputs cross as files in the runner's folder, so that folder is
-    on shared memory (``/dev/shm``, a tmpfs) when it has room for the largest exchange file:
-    on the H100 the system's temporary folder is a disk, where a 512 MB case's round trip took
-    2.2 s (``benchmarks/exchange_cost.py``). A container's small ``/dev/shm`` (64 MB under
-    Docker's default) is passed over. ``KGB_RUNNER_DIR`` names another folder."""
-    chosen = os.environ.get("KGB_RUNNER_DIR", "").strip()
-    if chosen:
-        return chosen
-    try:
-        room = os.statvfs(SHARED_MEMORY)
-    except OSError:
-        return None
-    if room.f_bavail * room.f_frsize < MAX_FILE_BYTES or not os.access(SHARED_MEMORY, os.W_OK):
-        return None
-    return SHARED_MEMORY if _is_tmpfs(SHARED_MEMORY) else None
+    """Where the runners' folders go: ``KGB_RUNNER_DIR``, else (None) the system's temporary
+    folder. Shared memory (``/dev/shm``) was measured as no faster on the H100, whose
+    temporary folder is a disk: the exchange files' cost there is fresh host memory, not the
+    file system (``results/h100-callcost-exchange-4e8d7c6.txt``)."""
+    return os.environ.get("KGB_RUNNER_DIR", "").strip() or None
 
 
 def remove_orphans(root: str | None) -> None:
-    """Remove the work folders of judges that are gone (killed before they could clean up):
-    on shared memory, what they left would hold the machine's memory until it restarts. A
-    folder is an orphan when the judge whose pid its name carries no longer runs."""
+    """Remove the work folders of judges that are gone (killed before they could clean up,
+    leaving a killed sweep's exchange files, up to gigabytes, behind). A folder is an orphan
+    when the judge whose pid its name carries no longer runs."""
     root = root or tempfile.gettempdir()
     try:
         entries = list(os.scandir(root))
@@ -80,15 +67,6 @@ def remove_orphans(root: str | None) -> None:
             remove_tree(entry.path)
         except OSError:  # alive under another user, or not ours to look at
             continue
-
-
-def _is_tmpfs(folder: str) -> bool:
-    try:
-        with open("/proc/self/mounts") as mounts:
-            return any(fields[1] == folder and fields[2] == "tmpfs"
-                       for fields in (line.split() for line in mounts) if len(fields) > 2)
-    except OSError:
-        return False
 
 
 class ChannelViolation(Exception):

@@ -321,8 +321,8 @@ class Template:
 
     def _clean_scratch(self) -> None:
         """Inside the sandbox /dev/shm is the sandbox's own: nothing a runner put there stays.
-        The runners' work folder, bound in from the host's /dev/shm when it lies there
-        (``runners.runners_root``), is the judge's to clean."""
+        The runners' work folder, bound in from the host's /dev/shm when KGB_RUNNER_DIR puts
+        it there (``runners.runners_root``), is the judge's to clean."""
         if not self.sandboxed or not os.path.isdir("/dev/shm"):
             return
         work = os.path.normpath(str(self.config.get("work") or ""))
