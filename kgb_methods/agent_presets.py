@@ -7,8 +7,8 @@ those the CLIs document for headless runs (docs/agents.md says where, and what e
 installed); kgb ships none of the CLIs and runs whatever ``claude``, ``codex`` or ``opencode``
 is first on PATH.
 
-The scaffolds built around these agents (AutoKernel, AKO4ALL, a CUDA optimisation skill) are not
-presets yet: each needs its own workspace layout (docs/agents.md says what is missing).
+The scaffolds built around these agents (AutoKernel, AKO4ALL, a CUDA optimisation skill) are laid
+out by ``scaffolds.py``; a preset drives each, its kickoff prompt replaced by the scaffold's.
 """
 
 from __future__ import annotations

@@ -58,9 +58,10 @@ from kgb_core.errors import UserError
 from kgb_core.labels import MAX_LABEL_CHARS, clean_label, default_label
 from kgb_core.methods import GenerationContext, Method
 from kgb_core.operators import OperatorSpec
-from kgb_methods.agent_presets import apply_preset
+from kgb_methods.agent_presets import KICKOFF, apply_preset
 from kgb_methods.agent_usage import OUTPUT_FORMATS, USAGE_FILE, Usage, read_usage
 from kgb_methods.prompts import reference_source, render_prompt
+from kgb_methods.scaffolds import TASK_FILE, lay_out, scaffold_options
 
 DEFAULTS: dict[str, Any] = {
     "command": None,
@@ -80,6 +81,13 @@ DEFAULTS: dict[str, Any] = {
     "workdir_root": None,
     "price_input_per_mtok": None,
     "price_output_per_mtok": None,
+    # A kernel-optimisation scaffold laid out around the agent (kgb_methods/scaffolds.py):
+    # autokernel, ako4all or cuda-optimized-skill, from the user's checkout in scaffold_dir;
+    # the preset (claude-code unless given) drives it with the scaffold's kickoff prompt.
+    "scaffold": None,
+    "scaffold_dir": None,
+    "iterations": 5,          # the scaffold's optimisation rounds, where its kickoff names them
+    "baseline": "starter",    # the kernel it starts from: a stub, or kgb's "reference" kernel
 }
 EVAL_CALLS_FILE = ".kgb-eval-calls"  # eval.sh adds a line per run: the agent's evaluator calls
 STOP_CHECK_S = 0.5                   # how often a running program's token count is read
@@ -95,7 +103,7 @@ You run without a terminal, in a folder made for this operator alone. Instead of
 a code block, write the complete file to `{kernel}` in this folder: when you exit, the harness
 takes that file and nothing else, and evaluates it itself (on more cases than you are shown).
 
-- `TASK.md`: this text.
+- `{task}`: this text.
 - `spec.json`: the operator as data: signature, dtypes, the shown cases and their parameters,
   tolerances, the backend `{backend}` and its quirks.
 - `reference.py`: the PyTorch reference `kernel` must match.
@@ -167,7 +175,12 @@ def _command(value: Any) -> list[str]:
 
 def parse_options(given: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults filled in (a preset's first) and every value checked, each problem one line."""
-    options = apply_preset({**DEFAULTS, **given})
+    options = {**DEFAULTS, **given}
+    if options["scaffold"] is not None and options["preset"] is None and \
+            options["command"] is None:
+        options["preset"] = "claude-code"  # what the scaffolds document
+    options = apply_preset(options)
+    options["scaffold_layout"] = scaffold_options(options)
     options["command"] = _command(options["command"])
     if options["output_format"] not in OUTPUT_FORMATS:
         raise UserError(f"method command: output_format must be one of "
@@ -208,32 +221,51 @@ def _reference_file(op: OperatorSpec) -> str:
     return "\n".join(f"# {line}".rstrip() for line in lines) + "\n"
 
 
-def _eval_script(op: OperatorSpec, backend_name: str, emulates: str = "") -> str:
-    command = [sys.executable, "-c", "from kgb_core.cli import main; main()", "eval",
-               KERNEL_FILE, "--op", op.id, "--backend", backend_name, "--json",
-               *(["--emulate", emulates] if emulates else [])]
+def eval_command(op: OperatorSpec, backend_name: str, emulates: str = "",
+                 kernel: str = KERNEL_FILE) -> list[str]:
+    """``kgb eval`` of ``kernel`` for this operator and backend, printing JSON."""
+    return [sys.executable, "-c", "from kgb_core.cli import main; main()", "eval",
+            kernel, "--op", op.id, "--backend", backend_name, "--json",
+            *(["--emulate", emulates] if emulates else [])]
+
+
+def _eval_script(op: OperatorSpec, backend_name: str, emulates: str = "",
+                 kernel: str = KERNEL_FILE) -> str:
+    command = eval_command(op, backend_name, emulates, kernel)
     return ("#!/bin/sh\n"
-            "# Checks kernel.py with the harness's own evaluator; extra flags go to `kgb eval`.\n"
+            f"# Checks {kernel} with the harness's own evaluator; extra flags go to `kgb eval`.\n"
             'cd "$(dirname "$0")" || exit 2\n'
             f"echo run >> {EVAL_CALLS_FILE}\n"
             f'exec {shlex.join(command)} "$@"\n')
 
 
 def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: str,
-                  timeout_s: float, emulates: str = "") -> None:
-    """Everything the program is told, as files: it may read them in any order, or not at all."""
+                  timeout_s: float, emulates: str = "",
+                  options: Mapping[str, Any] | None = None) -> None:
+    """Everything the program is told, as files: it may read them in any order, or not at all.
+    With a scaffold (``options["scaffold_layout"]``) its workspace is laid out first and kgb's
+    task text goes to ``KGB_TASK.md``, since a scaffold may have a TASK.md of its own."""
     from kgb_core.backends import backend_label
 
+    scaffold = (options or {}).get("scaffold_layout")
+    kernel = scaffold.kernel_file if scaffold else KERNEL_FILE
+    task_file = TASK_FILE if scaffold else "TASK.md"
     label = backend_label(backend_name, emulates)
     task = render_prompt(op, label, quirks) + AGENT_SECTION.format(
-        kernel=KERNEL_FILE, usage=USAGE_FILE, backend=label, timeout=f"{timeout_s:g}")
-    (folder / "TASK.md").write_text(task)
+        kernel=kernel, task=task_file, usage=USAGE_FILE, backend=label,
+        timeout=f"{timeout_s:g}")
+    reference = _reference_file(op)
+    if scaffold:
+        lay_out(scaffold, folder, op, options, task, reference,
+                eval_command(op, backend_name, emulates, kernel="KERNEL"), EVAL_CALLS_FILE)
+    (folder / task_file).write_text(task)
     spec = {**op.describe(), "backend": backend_name, "emulates": emulates,
             "quirks": quirks.to_dict()}
     (folder / "spec.json").write_text(json.dumps(spec, indent=2, default=str) + "\n")
-    (folder / "reference.py").write_text(_reference_file(op))
+    if not scaffold:
+        (folder / "reference.py").write_text(reference)
     script = folder / "eval.sh"
-    script.write_text(_eval_script(op, backend_name, emulates))
+    script.write_text(_eval_script(op, backend_name, emulates, kernel))
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -365,11 +397,11 @@ class CommandMethod(Method):
         keep = options["keep_workdirs"] is True
         try:
             write_workdir(folder, op, quirks, ctx.backend_name, options["timeout_s"],
-                          ctx.emulates)
+                          ctx.emulates, options)
             env = {**os.environ, "KGB_OP": op.id, "KGB_BACKEND": ctx.backend_name,
                    "KGB_EMULATES": ctx.emulates,
                    "KGB_WORKDIR": str(folder), "KGB_SAMPLE": str(sample)}
-            finished = run_program(options["command"], folder, env, options["timeout_s"],
+            finished = run_program(_argv(op, options), folder, env, options["timeout_s"],
                                    stop_check=_token_cap(folder, options))
             candidate = self._candidate(op, folder, finished, options, sample)
             # "failed": kept until its kernel is seen to pass (evaluated, below)
@@ -395,14 +427,16 @@ class CommandMethod(Method):
         status = _describe_status(finished.exit_status)
         ended = (f"was stopped at its {finished.stopped} and killed (its whole process group)"
                  if finished.stopped else f"ended with {status}")
-        kernel = folder / KERNEL_FILE
+        scaffold = options.get("scaffold_layout")
+        kernel_file = scaffold.kernel_file if scaffold else KERNEL_FILE
+        kernel = folder / kernel_file
         if not kernel.is_file():
             stderr = finished.stderr.strip()
             detail = f"; stderr tail: {_tail(stderr, MESSAGE_TAIL_CHARS)}" if stderr else ""
             if finished.stopped and finished.stopped.startswith("wall-clock"):
                 raise AgentFailed(f"{program} timed out after {options['timeout_s']:g} s and "
                                   f"was killed (its whole process group){detail}")
-            raise AgentFailed(f"{program} {ended} and wrote no {KERNEL_FILE}{detail}")
+            raise AgentFailed(f"{program} {ended} and wrote no {kernel_file}{detail}")
         usage = read_usage(folder, finished.stdout, options["output_format"])
         cost, cost_source = _priced(usage, options)
         log = [f"{program} {ended} after {finished.seconds:.1f} s",
@@ -412,7 +446,9 @@ class CommandMethod(Method):
             log.append(usage.problem)
         generation: dict[str, Any] = {
             "workdir": str(folder), "kept": options["keep_workdirs"],
-            "command": list(options["command"]), "preset": options["preset"],
+            "command": _argv(op, options), "preset": options["preset"],
+            **({"scaffold": scaffold.name, "iterations": options["iterations"],
+                "baseline": options["baseline"]} if scaffold else {}),
             "exit_status": finished.exit_status,
             "exit_reason": finished.stopped or "exited", "evaluator_calls": _eval_calls(folder),
             "tokens_source": usage.source, "cost_source": cost_source,
@@ -431,8 +467,22 @@ class CommandMethod(Method):
         one agent with two models is two methods."""
         base = default_label(self.name, {key: options.get(key)
                                          for key in ("preset", "command", "path")})
+        scaffold = options.get("scaffold")
+        if scaffold is not None:  # command/ako4all/claude-code: the scaffold, then its agent
+            agent = base.partition("/")[2] or "claude-code"
+            base = f"{self.name}/{clean_label(str(scaffold))}/{agent}"
         model = options.get("model")
         return base if model is None else f"{base}/{clean_label(str(model))}"[:MAX_LABEL_CHARS]
+
+
+def _argv(op: OperatorSpec, options: Mapping[str, Any]) -> list[str]:
+    """The command, with a scaffold's kickoff prompt in place of the preset's (or of a
+    ``{kickoff}`` argument of the user's own command)."""
+    scaffold = options.get("scaffold_layout")
+    if scaffold is None:
+        return list(options["command"])
+    prompt = scaffold.prompt(op, options["iterations"])
+    return [prompt if part in (KICKOFF, "{kickoff}") else part for part in options["command"]]
 
 
 def _token_cap(folder: Path, options: Mapping[str, Any]) -> Callable[[str], str | None] | None:

@@ -60,21 +60,18 @@ def kgb(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
                           cwd=str(cwd or REPO))
 
 
-# -- scheduling the suite over xdist workers (.ci/run: -n auto --dist loadgroup) ----------------
-# Modules whose module-scoped fixture builds a store with real `kgb run`s: their tests share one
-# worker, so the fixture is built once, not once per worker.
-SHARED_FIXTURE_MODULES = ("test_reports.py", "test_method_labels.py", "test_command_method.py",
-                          "test_merge.py", "test_agent_presets.py")
-# The longest tests first (each a whole `kgb run` or a sweep): the workers then finish together
-# instead of one running a long test alone at the end.
+# -- scheduling the suite over xdist workers (.ci/run: -n auto --dist loadfile) -----------------
+# A module's tests run on one worker, so a module-scoped fixture that builds a store with real
+# `kgb run`s (test_reports.py, test_method_labels.py, test_command_method.py, test_merge.py) is
+# built once, not once per worker. (--dist loadgroup with xdist_group marks did not group them:
+# xdist 3.8 names a group by editing Item._nodeid, which pytest 9.2 no longer reads.)
+# The longest modules go first (whole `kgb run`s and sweeps): the workers then finish together
+# instead of one running a long module alone at the end.
 LONG_FIRST = ("test_reference_sweep.py", "test_reports.py", "test_method_labels.py",
               "test_benchmarks_cpu.py", "test_command_method.py", "test_agent_presets.py",
               "test_sweep.py", "test_scale_out.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name in SHARED_FIXTURE_MODULES:
-            item.add_marker(pytest.mark.xdist_group(name=item.path.stem))
     rank = {name: index for index, name in enumerate(LONG_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))  # stable otherwise

@@ -15,6 +15,11 @@ the way that CLI documents it (kgb_methods/agent_usage.py):
 
 ``KGB_TEST_FLOOD=<op>``: after writing kernel.py it keeps reporting more tokens every 0.1 s and
 never exits, for the token cap to stop.
+
+In a scaffold's workspace (kgb_methods/scaffolds.py, told by its KGB_TASK.md) it does what the
+scaffold's instructions ask of the agent, as far as the harness can see: it writes the kernel
+where that scaffold keeps it and runs the scaffold's bench step (``KGB_TEST_EVAL_RUNS`` times),
+appending what the bench printed to ``stub-bench.log``.
 """
 
 from __future__ import annotations
@@ -70,15 +75,30 @@ def main() -> int:
     if missing:
         print(f"{name}: not called in its headless mode, missing {missing}", file=sys.stderr)
         return 2
-    if not any("TASK.md" in arg for arg in sys.argv[1:]):
-        print(f"{name}: no prompt naming TASK.md", file=sys.stderr)
+    if not any("TASK.md" in arg or "SKILL.md" in arg for arg in sys.argv[1:]):
+        print(f"{name}: no prompt naming TASK.md or a skill", file=sys.stderr)
         return 2
     op = json.loads(Path("spec.json").read_text())["id"]
-    shutil.copy(Path(os.environ["KGB_TEST_KERNEL_DIR"]) / f"{op}.py", "kernel.py")
+    kernel, bench = "kernel.py", ["./eval.sh", "--no-timing"]
+    if Path("KGB_TASK.md").is_file():  # a scaffold's workspace: its kernel path, its bench
+        for path, command in (("bench.py", ["bench.py"]),
+                              ("bench/kgb/bench.py", ["bench/kgb/bench.py", "solution/kernel.py"]),
+                              ("kgb_bench.py", ["kgb_bench.py", "kernel.py"])):
+            if Path(path).is_file() and "harness's evaluator" in Path(path).read_text():
+                bench = [sys.executable, *command, "--no-timing"]
+                kernel = "solution/kernel.py" if path.startswith("bench/") else "kernel.py"
+                break
+        else:
+            print(f"{name}: a scaffold workspace without kgb's bench step", file=sys.stderr)
+            return 2
+    Path(kernel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(os.environ["KGB_TEST_KERNEL_DIR"]) / f"{op}.py", kernel)
     runs = dict(item.split("=") for item in os.environ.get("KGB_TEST_EVAL_RUNS", "").split(",")
                 if "=" in item)
     for _ in range(int(runs.get(op, 0))):
-        subprocess.run(["./eval.sh", "--no-timing"], capture_output=True, check=False)
+        done = subprocess.run(bench, capture_output=True, text=True, check=False)
+        with open("stub-bench.log", "a") as log:
+            log.write(f"exit {done.returncode}\n{done.stdout}{done.stderr}\n")
     events = {"claude": claude, "codex": codex, "opencode": opencode}[name]
     if os.environ.get("KGB_TEST_FLOOD") == op:
         step = 0
