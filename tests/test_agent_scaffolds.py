@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, kgb
+from conftest import KERNELS, REPO, kgb
 from kgb_core.errors import UserError
 from kgb_methods.command import CommandMethod, parse_options
 from kgb_methods.scaffolds import SCAFFOLDS, bench_script
@@ -63,7 +63,10 @@ def test_each_scaffold_is_laid_out_and_its_agent_run(scaffold, claude_on_path, t
     checkout = _checkout(tmp_path / "checkout", files)
     kernels = tmp_path / "kernels"
     kernels.mkdir()
+    # AutoKernel's run covers a second operator, whose kernel is wrong: a verdict per operator.
+    ops = (OP, "aten.neg") if scaffold == "autokernel" else (OP,)
     (kernels / f"{OP}.py").write_text(registry.operator(OP).reference_kernel())
+    (kernels / "aten.neg.py").write_text((KERNELS / "add_wrong_values.py").read_text())
     root = tmp_path / "workdirs"
     config = tmp_path / "run.toml"  # the example as shipped, its work folder kept to look into
     config.write_text((REPO / "examples" / "agents" / f"{scaffold}.toml").read_text().replace(
@@ -72,14 +75,18 @@ def test_each_scaffold_is_laid_out_and_its_agent_run(scaffold, claude_on_path, t
     # The bench step is a whole `kgb eval`: one scaffold's agent runs it.
     runs = f"{OP}=1" if scaffold == "ako4all" else ""
     done = kgb("run", "--config", str(config), "--backend", "cpu", "--no-timing", "--seed", "0",
-               "--db", str(db), "--op", OP,
+               "--db", str(db), *[arg for op in ops for arg in ("--op", op)],
                env={"PATH": f"{claude_on_path}{os.pathsep}{os.environ['PATH']}",
                     variable: str(checkout), "KGB_TEST_KERNEL_DIR": str(kernels),
                     "KGB_TEST_EVAL_RUNS": runs})
     assert done.returncode == 0, done.stderr
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
-    (row,) = conn.execute("SELECT * FROM results").fetchall()
+    rows = {row["op"]: row for row in conn.execute("SELECT * FROM results")}
+    assert sorted(rows) == sorted(ops)
+    if scaffold == "autokernel":
+        assert rows.pop("aten.neg")["verdict"] == "runtime_error"
+    (row,) = rows.values()
     assert row["verdict"] == "pass"  # the kernel was taken from where the scaffold keeps it
     assert row["label"] == f"command/{scaffold}/claude-code"
     assert (row["prompt_tokens"], row["completion_tokens"]) == (4100, 450)
@@ -93,9 +100,11 @@ def test_each_scaffold_is_laid_out_and_its_agent_run(scaffold, claude_on_path, t
     report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
     (summary,), (cost,) = report["summary"], report["views"]["cost"]
     assert summary["method"] == f"command/{scaffold}/claude-code"
-    assert summary["tokens"] == 4100 + 450
-    assert cost["generation_s"] == pytest.approx(generation["seconds"])
-    (workdir,) = root.iterdir()
+    assert summary["tokens"] == len(ops) * (4100 + 450)
+    assert cost["solved"] == 1
+    seconds = [json.loads(g)["seconds"] for (g,) in conn.execute("SELECT generation FROM results")]
+    assert cost["generation_s"] == pytest.approx(sum(seconds))
+    (workdir,) = [folder for folder in root.iterdir() if folder.name.startswith(OP)]
     assert (workdir / kernel_path).is_file() and (workdir / "KGB_TASK.md").is_file()
     assert not (workdir / ".git").exists()  # the checkout's history stays where it is
     assert all((workdir / name).is_file() for name in files)
