@@ -106,7 +106,7 @@ takes that file and nothing else, and evaluates it itself (on more cases than yo
 - `{task}`: this text.
 - `spec.json`: the operator as data: signature, dtypes, the shown cases and their parameters,
   tolerances, the backend `{backend}` and its quirks.
-- `reference.py`: the PyTorch reference `kernel` must match.
+- `{reference}`: the PyTorch reference `kernel` must match.
 - `eval.sh`: checks `{kernel}` with the harness's own evaluator and prints the result as JSON
   (exit status 0 on a pass); flags pass through to `kgb eval`, e.g. `./eval.sh --no-timing`.
 
@@ -253,6 +253,7 @@ def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: 
     label = backend_label(backend_name, emulates)
     task = render_prompt(op, label, quirks) + AGENT_SECTION.format(
         kernel=kernel, task=task_file, usage=USAGE_FILE, backend=label,
+        reference=scaffold.reference_file if scaffold else "reference.py",
         timeout=f"{timeout_s:g}")
     reference = _reference_file(op)
     if scaffold:

@@ -58,6 +58,7 @@ class Scaffold:
     marker: str          # a file every checkout of the scaffold has, relative to it
     kernel_file: str     # where the agent leaves the kernel, relative to the work folder
     start_file: str      # where the starting kernel goes
+    reference_file: str  # where the operator's PyTorch reference goes
     bench_file: str      # kgb's evaluator, in the scaffold's output format
     bench_style: str
     kickoff: str         # {op}, {iterations}, {bench}, {task}
@@ -69,19 +70,20 @@ class Scaffold:
 
 SCAFFOLDS: dict[str, Scaffold] = {scaffold.name: scaffold for scaffold in (
     Scaffold("autokernel", "https://github.com/RightNow-AI/autokernel", "program.md",
-             "kernel.py", "kernel.py", "bench.py", "autokernel",
+             "kernel.py", "kernel.py", "reference.py", "bench.py", "autokernel",
              "Read program.md and let's kick off a new experiment. Start with setup. The "
              "operator is {op}: program.md's last section says how this workspace differs "
              "(run `python {bench}`; {task} describes the operator)."),
     Scaffold("ako4all", "https://github.com/TongmingLAIC/AKO4ALL", "TASK.md",
-             "solution/kernel.py", "input/kernel.py", "bench/kgb/bench.py", "ako4all",
+             "solution/kernel.py", "input/kernel.py", "input/reference.py", "bench/kgb/bench.py",
+             "ako4all",
              "Follow the instructions in TASK.md. Save HINTS.md to memory. The operator is "
              "{op}; context/operator_spec.md describes it, and bench/GUIDE.md gives the bench "
              "command. Optimize for up to {iterations} iterations. Stop early only if all "
              "viable approaches are exhausted."),
     Scaffold("cuda-optimized-skill", "https://github.com/KernelFlow-ops/cuda-optimized-skill",
              "skills/optimized-skill/operator-optimize-loop/SKILL.md",
-             "kernel.py", "kernel.py", "kgb_bench.py", "skill",
+             "kernel.py", "kernel.py", "reference.py", "kgb_bench.py", "skill",
              "Optimize the Triton kernel in kernel.py for operator {op}. Read "
              "skills/optimized-skill/operator-optimize-loop/SKILL.md and follow it with "
              "--max-iterations={iterations} --backend=triton. Read operator_spec.md for the "
@@ -142,20 +144,18 @@ def lay_out(scaffold: Scaffold, folder: Path, op: OperatorSpec, options: Mapping
                     ignore=shutil.ignore_patterns(".git"))
     start = starting_kernel(op, options["baseline"])
     _write(folder / scaffold.start_file, start)
+    _write(folder / scaffold.reference_file, reference)
     _write(folder / scaffold.bench_file,
            bench_script(scaffold.bench_style, scaffold.kernel_file, scaffold.bench_file,
                         eval_command, calls_file))
     if scaffold.name == "autokernel":
-        _write(folder / "reference.py", reference)
         program = folder / "program.md"
         program.write_text(program.read_text(errors="replace") + AUTOKERNEL_SECTION.format(
             op=op.id, task=TASK_FILE))
     elif scaffold.name == "ako4all":
-        _write(folder / "input" / "reference.py", reference)
         _write(folder / "context" / "operator_spec.md", task)
         _write(folder / "bench" / "GUIDE.md", AKO4ALL_GUIDE.format(bench=scaffold.bench_file))
     else:
-        _write(folder / "reference.py", reference)
         _write(folder / "kernel_original.py", start)
         _write(folder / "operator_spec.md", task)
 

@@ -238,9 +238,14 @@ def test_a_killed_judges_work_folder_is_removed_by_the_next_judge(tmp_path):
     alive.mkdir()
     unrelated = tmp_path / "kgb-runners-notapid"
     unrelated.mkdir()
+    recent = tmp_path / f"{runners.WORK_PREFIX}{gone.pid}-recent"  # perhaps another namespace's
+    recent.mkdir()
+    hours_ago = time.time() - 2 * runners.ORPHAN_AGE_S
+    for folder in (orphan, alive, unrelated):
+        os.utime(folder, (hours_ago, hours_ago))
     runners.remove_orphans(str(tmp_path))
     assert not orphan.exists()
-    assert alive.exists() and unrelated.exists()
+    assert alive.exists() and unrelated.exists() and recent.exists()
 
 
 def test_runner_folders_go_where_kgb_runner_dir_says(monkeypatch, tmp_path):

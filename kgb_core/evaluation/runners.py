@@ -36,6 +36,7 @@ MAX_REPLY_BYTES = 16 << 20
 TEMPLATE_MODULE = "kgb_core.evaluation.template"
 TEMPLATE_TMP = ".template"
 WORK_PREFIX = "kgb-runners-"  # then the judge's pid and a random part
+ORPHAN_AGE_S = 3600.0
 
 
 def runners_root() -> str | None:
@@ -49,7 +50,9 @@ def runners_root() -> str | None:
 def remove_orphans(root: str | None) -> None:
     """Remove the work folders of judges that are gone (killed before they could clean up,
     leaving a killed sweep's exchange files, up to gigabytes, behind). A folder is an orphan
-    when the judge whose pid its name carries no longer runs."""
+    when the judge whose pid its name carries no longer runs and nothing in it changed for
+    ``ORPHAN_AGE_S``: a judge of another PID namespace sharing this folder has a pid that
+    means nothing here, but a live one touches its folder at every candidate."""
     root = root or tempfile.gettempdir()
     try:
         entries = list(os.scandir(root))
@@ -60,7 +63,8 @@ def remove_orphans(root: str | None) -> None:
         if not entry.name.startswith(WORK_PREFIX) or not pid.isdigit():
             continue
         try:
-            if entry.stat(follow_symlinks=False).st_uid != os.getuid():
+            info = entry.stat(follow_symlinks=False)
+            if info.st_uid != os.getuid() or time.time() - info.st_mtime < ORPHAN_AGE_S:
                 continue
             os.kill(int(pid), 0)
         except ProcessLookupError:
