@@ -19,7 +19,8 @@
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS, KGB_FIDELITY_ARGS (e.g. --recorders),
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
-# callcost (runner_call_cost.py and exchange_cost.py on the GPU),
+# callcost (runner_call_cost.py and exchange_cost.py on the GPU), owed (the checks this kgb
+# still owes a GPU, one step),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
@@ -139,6 +140,18 @@ for step in $steps; do
       # with reference kernels that must pass; KGB_CORPUS_ONLY (e.g. 'gpu/*') picks candidates.
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/anticheat_corpus.py --backend nvidia \
           ${KGB_CORPUS_ONLY:+--only "$KGB_CORPUS_ONLY"} >> "$OUT/anticheat.txt" 2>&1; echo "corpus exit $?" >> "$OUT/anticheat.txt" ;;
+    owed)
+      # What this kgb still owes a GPU (RESULTS.md, fourth session of 2026-12-05): the three
+      # references not yet seen passing there (`_to_copy`, and SDPA's fp16/bf16 bound), every
+      # probe draw of aten.linear (its false ghost_replay_matched, fixed since), and the
+      # exchange with reused host buffers against fresh memory.
+      { timeout 150 python3 -m kgb_core run --op aten._to_copy \
+            --op aten.scaled_dot_product_attention --op aten.log_softmax --op aten.addmv \
+            --method reference --backend nvidia --no-timing --seed 0 --db /tmp/owed.db
+        timeout 150 python3 benchmarks/probe_draw_audit.py --backend nvidia --op aten.linear \
+            --op aten.addmm --workers 6
+        timeout 60 python3 benchmarks/exchange_cost.py --device cuda --mb 4,64,512 --repeat 3
+      } > "$OUT/owed.txt" 2>&1 ;;
     callcost)
       # Where a checked call's time goes inside a runner (runner_call_cost.py, in-process) and
       # what its tensors cost to cross the boundary by size (exchange_cost.py), on the device;
