@@ -329,6 +329,7 @@ class Runner:
         from kgb_core.evaluation import exchange
         from kgb_core.evaluation.recorder import Recording
 
+        self._held_outputs = []  # (kept for a ghost replay only; timing may need the memory)
         sets = self._inputs(request)
         if request.get("keep"):  # the first set, for the judge's call after timing
             self.kept[request["keep"]] = sets[0]
