@@ -18,6 +18,8 @@ from kgb_core.config import DEFAULT_DB, RunConfig, apply_overrides, load_config
 from kgb_core.errors import UserError
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.plugins import Registry, load_registry
+from kgb_core.source_options import configure as configure_sources
+from kgb_core.source_options import merged, parse_assignments
 from kgb_core.report import (render_results, render_summary, render_table, sandbox_counts,
                              sandbox_note, summarize)
 
@@ -60,8 +62,10 @@ def plugins_command(as_json: bool = typer.Option(False, "--json", help="Machine-
 def ops_command(ctx: typer.Context,
                 source: Optional[List[str]] = typer.Option(None, "--source", help="Only this source (repeatable)."),
                 tag: Optional[List[str]] = typer.Option(None, "--tag", help="Only operators with this tag (repeatable)."),
+                source_opt: Optional[List[str]] = typer.Option(None, "--source-opt", help="A source's option, NAME.KEY=VALUE (repeatable), e.g. kernelbench.path=DIR."),
                 as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Operators as <source>.<name>, with signature, dtypes and tags."""
+    configure_sources(registry(), parse_assignments(source_opt or []))
     if ctx.invoked_subcommand is not None:
         return
     specs = registry().operators(source or [], tag or [])
@@ -237,6 +241,7 @@ def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python 
                  seeds: Optional[List[int]] = typer.Option(None, "--seed", help="Input seed (repeatable); default 0 and 1."),
                  timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before the worker is killed."),
                  no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
+                 source_opt: Optional[List[str]] = typer.Option(None, "--source-opt", help="A source's option, NAME.KEY=VALUE (repeatable), e.g. kernelbench.path=DIR."),
                  as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Evaluate one candidate file against one operator."""
     from kgb_core.sweep import evaluate_file, evaluation_settings, resolve_backend
@@ -252,6 +257,8 @@ def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python 
                    f"skips it, evaluating this file anyway", err=True)
     config = apply_overrides(RunConfig(), seeds=seeds, timeout_s=timeout)
     config.timing = not no_timing
+    config.source_options = parse_assignments(source_opt or [])
+    configure_sources(reg, config.source_options)
     result = evaluate_file(reg, op, source, chosen, evaluation_settings(config))
     if result.sandbox == "none":
         from kgb_core.evaluation import sandbox
@@ -282,7 +289,9 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 devices: Optional[str] = typer.Option(None, "--devices", help="One evaluation worker per device, pinned to it: 0,1,2,3 or all (default: one worker)."),
                 workers_per_device: Optional[int] = typer.Option(None, "--workers-per-device", help="Worker processes per device (default 1); above 1 only with --no-timing: for correctness passes and warming Triton's cache, never for timing."),
                 executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray (pip install \"kernelgenbench[ray]\")."),
-                address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster to join (default: a local Ray instance).")) -> None:
+                address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster to join (default: a local Ray instance)."),
+                source_opt: Optional[List[str]] = typer.Option(None, "--source-opt", help="A source's option, NAME.KEY=VALUE (repeatable), e.g. kernelbench.path=DIR."),
+) -> None:
     """Run a sweep: generate with a method, evaluate on a backend, store every result.
 
     Generation and evaluation overlap: --concurrency operators are generated at once while
@@ -302,6 +311,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                              ray_address=address)
     if address and config.executor != "ray":
         raise UserError("--address names a Ray cluster; use it with --executor ray")
+    config.source_options = merged(config.source_options,
+                                   parse_assignments(source_opt or []))
     if samples is not None:
         config.method_options = {**config.method_options, "samples": samples}
     if no_timing:

@@ -55,6 +55,8 @@ class RunConfig:
     workers_per_device: int = 1
     executor: str = "local"         # "local" (worker processes here) or "ray"
     ray_address: str | None = None  # an existing Ray cluster; None starts a local instance
+    # ``[sources.<name>]``: each source's options (kgb_core/source_options.py).
+    source_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 # section -> key -> (RunConfig field, accepted Python types)
@@ -89,6 +91,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
     },
 }
 _METHOD_SECTION = "method"
+_SOURCES_SECTION = "sources"
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -109,7 +112,7 @@ def load_config(path: str | Path) -> RunConfig:
 
 def config_from_mapping(data: dict[str, Any], where: str = "config") -> RunConfig:
     config = RunConfig()
-    sections = list(_SCHEMA) + [_METHOD_SECTION]
+    sections = list(_SCHEMA) + [_METHOD_SECTION, _SOURCES_SECTION]
     for section, values in data.items():
         if section not in sections:
             raise UserError(f"{where}: unknown section [{section}]{_suggest(section, sections)}")
@@ -117,6 +120,11 @@ def config_from_mapping(data: dict[str, Any], where: str = "config") -> RunConfi
             raise UserError(f"{where}: [{section}] must be a table")
         if section == _METHOD_SECTION:
             _read_method(config, values, where)
+            continue
+        if section == _SOURCES_SECTION:
+            from kgb_core.source_options import check
+
+            config.source_options = check(values, where)
             continue
         schema = _SCHEMA[section]
         for key, value in values.items():

@@ -25,13 +25,17 @@ def kgb_register_sources(register: Callable[[Any], None]) -> None:
 
     Implemented by a source plugin (``aten``, ``vllm``, ...). Called once when the registry is
     built; ``register`` validates the source and raises ``PluginError`` on a duplicate name.
-    The source's operators are built lazily, the first time someone asks for them.
+    The source's operators are built lazily, the first time someone asks for them. A source
+    that takes options declares each key's default (``options``); ``build`` gets them as
+    keyword arguments, set by ``[sources.<name>]`` or ``--source-opt NAME.KEY=VALUE``.
 
     Example::
 
         @hookimpl
         def kgb_register_sources(register):
             register(OperatorSource(name="mysrc", description="...", build=_build_specs))
+            register(OperatorSource(name="myfiles", description="problems from a folder",
+                                    build=_specs_in, options={"path": "."}))
     """
 
 

@@ -31,6 +31,9 @@ class GenerationContext:
     # Answers a method may reuse instead of paying for them again (e.g. on --resume); the
     # sweep backs it with the result store. None where there is no store (``kgb eval``).
     cache: "ResponseCache | None" = None
+    # The run's source options (kgb_core/source_options.py): what a method that runs `kgb eval`
+    # itself (an agent's eval.sh) must pass on, or the operator there is another one.
+    source_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
     @property

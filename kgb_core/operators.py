@@ -360,16 +360,46 @@ class OperatorSpec:
 
 @dataclass
 class OperatorSource:
-    """A named set of operators (``aten``, ``vllm``, ``cublas``...), built on first use."""
+    """A named set of operators (``aten``, ``vllm``, ``cublas``...), built on first use.
+
+    A source may take options (``options``: each key's default), which ``build`` then gets as
+    keyword arguments: a loader of another benchmark's problem files takes the folder they are
+    in. They are set by ``[sources.<name>]`` in a run config or ``--source-opt NAME.KEY=VALUE``
+    (``kgb_core/source_options.py``), in the harness and in every judge alike."""
 
     name: str
     description: str
-    build: Callable[[], Sequence[OperatorSpec]]
+    build: Callable[..., Sequence[OperatorSpec]]
+    options: Mapping[str, Any] = field(default_factory=dict)
     _specs: list[OperatorSpec] | None = field(default=None, repr=False)
+    _settings: dict[str, Any] | None = field(default=None, repr=False)
+
+    def configure(self, values: Mapping[str, Any]) -> None:
+        """Set options (unknown keys refused, with the nearest known one); the operators are
+        built again on next use."""
+        import difflib
+
+        from kgb_core.errors import UserError
+
+        for key in values:
+            if key not in self.options:
+                close = difflib.get_close_matches(key, list(self.options), n=1)
+                known = (f" (did you mean {close[0]!r}?)" if close else
+                         f"; it takes: {', '.join(sorted(self.options))}" if self.options
+                         else "; it takes none")
+                raise UserError(f"source {self.name!r} has no option {key!r}{known}")
+        settings = {**self.options, **values}
+        if settings != self.settings:
+            self._settings, self._specs = settings, None
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The options in force: the defaults, then what ``configure`` set."""
+        return dict(self._settings if self._settings is not None else self.options)
 
     def operators(self) -> list[OperatorSpec]:
         if self._specs is None:
-            specs = list(self.build())
+            specs = list(self.build(**self.settings) if self.options else self.build())
             seen: set[str] = set()
             for spec in specs:
                 if spec.source != self.name:

@@ -36,6 +36,7 @@ from kgb_core.methods import GenerationContext, Method
 from kgb_core.operators import OperatorSpec
 from kgb_core.plugins import Registry
 from kgb_core.progress import Progress
+from kgb_core.source_options import configure as configure_sources
 from kgb_core.store import ResultKey, ResultStore
 
 @dataclass
@@ -62,6 +63,9 @@ class SweepPlan:
             **({"emulates": self.backend.emulates} if self.backend.emulates else {}),
             # A label given outright; a derived one follows from the rest (plan_label).
             **({"label": self.config.method_label} if self.config.method_label else {}),
+            # Only when set: the operators of a source with options depend on them.
+            **({"source_options": self.config.source_options}
+               if self.config.source_options else {}),
         }
 
     @property
@@ -144,6 +148,7 @@ def resolve_backend(registry: Registry, name: str | None,
 
 def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
     check_workers_per_device(config.workers_per_device, config.timing)
+    configure_sources(registry, config.source_options)
     method = registry.method(config.method)
     validate_method_options(config, method.option_keys())
     backend, note = resolve_backend(registry, config.backend, config.emulate)
@@ -183,7 +188,8 @@ def evaluation_settings(config: RunConfig) -> EvaluationSettings:
     return EvaluationSettings(seeds=tuple(config.seeds), timeout_s=config.timeout_s,
                               timing=config.timing, timing_settings=dict(config.timing_settings),
                               worker_reuse=config.worker_reuse,
-                              hidden_paths=(str(Path(config.db).resolve()),))
+                              hidden_paths=(str(Path(config.db).resolve()),),
+                              source_options=config.source_options)
 
 
 def make_pool(plan: SweepPlan) -> EvaluationPool:
@@ -360,7 +366,8 @@ class _Pipeline:
         context = GenerationContext(
             options=self.plan.config.method_options, backend_name=backend.name,
             emulates=backend.emulates, evaluate=evaluate, cache=self.cache,
-            log=lambda message: self.events.put(("note", message)))
+            log=lambda message: self.events.put(("note", message)),
+            source_options=self.plan.config.source_options)
         try:
             candidates = method.generate(op, backend.quirks, context)
         except UserError as error:

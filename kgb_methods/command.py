@@ -222,16 +222,22 @@ def _reference_file(op: OperatorSpec) -> str:
 
 
 def eval_command(op: OperatorSpec, backend_name: str, emulates: str = "",
-                 kernel: str = KERNEL_FILE) -> list[str]:
-    """``kgb eval`` of ``kernel`` for this operator and backend, printing JSON."""
+                 kernel: str = KERNEL_FILE,
+                 source_options: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+    """``kgb eval`` of ``kernel`` for this operator and backend, printing JSON; with the
+    operator's source options, without which the operator there would be another one."""
+    options = (source_options or {}).get(op.source, {})
     return [sys.executable, "-c", "from kgb_core.cli import main; main()", "eval",
             kernel, "--op", op.id, "--backend", backend_name, "--json",
-            *(["--emulate", emulates] if emulates else [])]
+            *(["--emulate", emulates] if emulates else []),
+            *[part for key, value in sorted(options.items())
+              for part in ("--source-opt", f"{op.source}.{key}={json.dumps(value)}")]]
 
 
 def _eval_script(op: OperatorSpec, backend_name: str, emulates: str = "",
-                 kernel: str = KERNEL_FILE) -> str:
-    command = eval_command(op, backend_name, emulates, kernel)
+                 kernel: str = KERNEL_FILE,
+                 source_options: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    command = eval_command(op, backend_name, emulates, kernel, source_options)
     return ("#!/bin/sh\n"
             f"# Checks {kernel} with the harness's own evaluator; extra flags go to `kgb eval`.\n"
             'cd "$(dirname "$0")" || exit 2\n'
@@ -241,7 +247,8 @@ def _eval_script(op: OperatorSpec, backend_name: str, emulates: str = "",
 
 def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: str,
                   timeout_s: float, emulates: str = "",
-                  options: Mapping[str, Any] | None = None) -> None:
+                  options: Mapping[str, Any] | None = None,
+                  source_options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Everything the program is told, as files: it may read them in any order, or not at all.
     With a scaffold (``options["scaffold_layout"]``) its workspace is laid out first and kgb's
     task text goes to ``KGB_TASK.md``, since a scaffold may have a TASK.md of its own."""
@@ -258,7 +265,8 @@ def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: 
     reference = _reference_file(op)
     if scaffold:
         lay_out(scaffold, folder, op, options, task, reference,
-                eval_command(op, backend_name, emulates, kernel="KERNEL"), EVAL_CALLS_FILE)
+                eval_command(op, backend_name, emulates, "KERNEL", source_options),
+                EVAL_CALLS_FILE)
     (folder / task_file).write_text(task)
     spec = {**op.describe(), "backend": backend_name, "emulates": emulates,
             "quirks": quirks.to_dict()}
@@ -266,7 +274,7 @@ def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: 
     if not scaffold:
         (folder / "reference.py").write_text(reference)
     script = folder / "eval.sh"
-    script.write_text(_eval_script(op, backend_name, emulates, kernel))
+    script.write_text(_eval_script(op, backend_name, emulates, kernel, source_options))
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
@@ -398,7 +406,7 @@ class CommandMethod(Method):
         keep = options["keep_workdirs"] is True
         try:
             write_workdir(folder, op, quirks, ctx.backend_name, options["timeout_s"],
-                          ctx.emulates, options)
+                          ctx.emulates, options, ctx.source_options)
             env = {**os.environ, "KGB_OP": op.id, "KGB_BACKEND": ctx.backend_name,
                    "KGB_EMULATES": ctx.emulates,
                    "KGB_WORKDIR": str(folder), "KGB_SAMPLE": str(sample)}

@@ -129,7 +129,10 @@ class Judge:
         from kgb_core.emulation import WORKER_EMULATES_VARIABLE, EmulatingBackend
         from kgb_core.plugins import load_registry
 
+        from kgb_core.source_options import configure, from_environment
+
         registry = load_registry()
+        configure(registry, from_environment())  # the operators the harness planned with
         host = registry.backend(os.environ["KGB_WORKER_BACKEND"])
         backend = host
         if os.environ.get(WORKER_EMULATES_VARIABLE):

@@ -62,6 +62,9 @@ class EvaluationSettings:
     # rewritten-inputs probe and ghost replay take, instead of one at random. A fixed draw is
     # one a candidate can predict: never for a real run.
     probe_draw: int | None = None
+    # Each source's options (kgb_core/source_options.py): the judge builds its operators with
+    # the ones the harness planned with.
+    source_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class WorkerDied(Exception):
@@ -254,7 +257,10 @@ class Evaluator:
 
     def _ensure_worker(self) -> WorkerProcess:
         if self._worker is None:
-            self._worker = WorkerProcess(self.backend_name, self.backend_env, self.scratch,
+            from kgb_core.source_options import to_environment
+
+            environment = {**self.backend_env, **to_environment(self.settings.source_options)}
+            self._worker = WorkerProcess(self.backend_name, environment, self.scratch,
                                          self.settings.startup_timeout_s, self.limits,
                                          self.host_memory_limit, self.settings.hidden_paths)
             self.worker_starts += 1
