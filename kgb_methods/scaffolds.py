@@ -129,8 +129,9 @@ def scaffold_options(options: dict[str, Any]) -> Scaffold | None:
 
 
 def starting_kernel(op: OperatorSpec, baseline: str) -> str:
-    """The kernel the agent starts from: kgb's reference kernel, or a stub naming the contract."""
-    if baseline == "reference":
+    """The kernel the agent starts from: kgb's reference kernel, or a stub naming the contract
+    (also where ``baseline = "reference"`` asks for a reference kernel the operator lacks)."""
+    if baseline == "reference" and op.reference_kernel is not None:
         return op.reference_kernel()
     return (f"# {op.id}: write the Triton kernel here; {TASK_FILE} says what kernel(...) must "
             f"take and return.\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
@@ -139,9 +140,11 @@ def starting_kernel(op: OperatorSpec, baseline: str) -> str:
 
 def lay_out(scaffold: Scaffold, folder: Path, op: OperatorSpec, options: Mapping[str, Any],
             task: str, reference: str, eval_command: list[str], calls_file: str) -> None:
-    """The scaffold's workspace in ``folder``: the checkout, then what kgb writes over it."""
-    shutil.copytree(options["scaffold_dir"], folder, dirs_exist_ok=True, symlinks=True,
-                    ignore=shutil.ignore_patterns(".git"))
+    """The scaffold's workspace in ``folder``: the checkout, then what kgb writes over it.
+    Links in the checkout are copied as the files they point to: the agent edits its own
+    copy, never the user's checkout."""
+    shutil.copytree(options["scaffold_dir"], folder, dirs_exist_ok=True, symlinks=False,
+                    ignore_dangling_symlinks=True, ignore=shutil.ignore_patterns(".git"))
     start = starting_kernel(op, options["baseline"])
     _write(folder / scaffold.start_file, start)
     _write(folder / scaffold.reference_file, reference)
@@ -150,7 +153,7 @@ def lay_out(scaffold: Scaffold, folder: Path, op: OperatorSpec, options: Mapping
                         eval_command, calls_file))
     if scaffold.name == "autokernel":
         program = folder / "program.md"
-        program.write_text(program.read_text(errors="replace") + AUTOKERNEL_SECTION.format(
+        _write(program, program.read_text(errors="replace") + AUTOKERNEL_SECTION.format(
             op=op.id, task=TASK_FILE))
     elif scaffold.name == "ako4all":
         _write(folder / "context" / "operator_spec.md", task)
@@ -162,8 +165,6 @@ def lay_out(scaffold: Scaffold, folder: Path, op: OperatorSpec, options: Mapping
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_symlink():  # a checkout's link must not send kgb's file elsewhere
-        path.unlink()
     path.write_text(text)
 
 

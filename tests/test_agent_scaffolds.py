@@ -38,10 +38,17 @@ CHECKOUTS = {
 
 
 def _checkout(folder, files):
-    for name, text in files.items():
+    """A stand-in checkout; its first file is a link, as a checkout may hold one: the work
+    folder gets a copy, so nothing kgb or the agent writes reaches the checkout."""
+    for index, (name, text) in enumerate(files.items()):
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        if index == 0:
+            target = folder.parent / f"linked-{path.name}"
+            target.write_text(text)
+            path.symlink_to(target)
+        else:
+            path.write_text(text)
     (folder / ".git").mkdir()
     (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     return folder
@@ -108,6 +115,9 @@ def test_each_scaffold_is_laid_out_and_its_agent_run(scaffold, claude_on_path, t
     assert (workdir / kernel_path).is_file() and (workdir / "KGB_TASK.md").is_file()
     assert not (workdir / ".git").exists()  # the checkout's history stays where it is
     assert all((workdir / name).is_file() for name in files)
+    assert not any((workdir / name).is_symlink() for name in files)
+    first, text = next(iter(files.items()))  # the linked file (program.md, TASK.md...)
+    assert (checkout / first).read_text() == text  # the checkout is as it was
     bench = workdir / SCAFFOLDS[scaffold].bench_file
     assert "harness's evaluator" in bench.read_text()  # kgb's, in the scaffold's place
     if scaffold == "autokernel":
@@ -173,3 +183,16 @@ def test_a_scaffold_needs_a_checkout_of_it(tmp_path, monkeypatch):
     assert options["scaffold_dir"] == str(tmp_path.resolve())
     assert CommandMethod().label({"scaffold": "ako4all", "preset": "codex"}) == \
         "command/ako4all/codex"
+
+
+def test_the_starting_kernel_is_the_reference_only_where_there_is_one(registry):
+    import dataclasses
+
+    from kgb_methods.scaffolds import starting_kernel
+
+    relu = registry.operator(OP)
+    assert starting_kernel(relu, "reference") == relu.reference_kernel()
+    for op, baseline in ((relu, "starter"),
+                         (dataclasses.replace(relu, reference_kernel=None), "reference")):
+        stub = starting_kernel(op, baseline)
+        assert "raise NotImplementedError" in stub and "KGB_TASK.md" in stub
