@@ -19,9 +19,9 @@ import importlib
 import importlib.util
 import os
 import shutil
-from typing import Any
+from typing import Any, Callable
 
-from kgb_core.backends import Backend, visible_device
+from kgb_core.backends import Availability, Backend, ProbeCheck, visible_device
 from kgb_core.timing import EventTimer, Timer, TimingSettings
 
 
@@ -195,6 +195,61 @@ class TorchDeviceBackend(Backend):
         nan_fill_free_block(nbytes, f"{self.quirks.device_type}:0")
 
     # Probe building blocks, shared so every vendor's message reads the same way.
+    def probe_extension(self, *, runtime: str, needs: str, chip: str, tool: str,
+                        triton_backend: str | None = None, triton_name: str = "",
+                        import_hint: str = "", installed: Callable[[str], bool] = module_installed,
+                        on_path: Callable[[str], bool] = command_on_path,
+                        triton_backends: Callable[[], list[str]] = triton_backends_installed
+                        ) -> Availability:
+        """The probe of a chip whose torch build is an extension module (``torch_npu``,
+        ``torch_mlu``, ``torch_musa``) that adds ``torch.<device_module_name>``: the vendor's
+        tool on PATH, the module installed and importable, a device seen, and the vendor's
+        Triton backend where the chip needs one (``triton_backend``, installed as
+        ``triton_name``), each a step ``kgb doctor`` prints. ``needs`` says what is missing in
+        words ("an Ascend device"), ``chip`` names one device ("Ascend NPU"). The look-ups are
+        parameters so that a plugin's tests can stand in for a vendor stack this machine lacks."""
+        import importlib
+
+        tool_found = on_path(tool)
+        checks = [ProbeCheck(f"{tool} on PATH", tool_found, "found" if tool_found else
+                             "not found")]
+        if not installed(runtime):
+            checks.append(ProbeCheck(f"{runtime} installed", False, "not installed"))
+            where = f"{tool} found" if tool_found else f"no {tool} on PATH"
+            return Availability(False, f"not available: needs {runtime} and {needs} "
+                                       f"({runtime} is not installed; {where})", tuple(checks))
+        try:
+            import torch
+
+            importlib.import_module(runtime)
+        except Exception as error:  # noqa: BLE001 - a broken vendor install raises anything
+            failure = f"{type(error).__name__}: {error}"
+            checks.append(ProbeCheck(f"import {runtime}", False, failure))
+            hint = f" ({import_hint})" if import_hint else ""
+            return Availability(False, f"{runtime} failed to import{hint}: {failure}",
+                                tuple(checks))
+        checks.append(ProbeCheck(f"import {runtime}", True, f"torch {torch.__version__}"))
+        module, where = self.device_module(), f"torch.{self.device_module_name}"
+        seen = module.is_available()
+        checks.append(ProbeCheck(f"{where}.is_available()", seen,
+                                 f"{module.device_count()} device(s)" if seen else "False"))
+        if not seen:
+            return Availability(False, self._no_device(f"{runtime} (torch {torch.__version__})"),
+                                tuple(checks))
+        if triton_backend is not None:
+            names = triton_backends()
+            checks.append(ProbeCheck(f"Triton backend '{triton_backend}'",
+                                     triton_backend in names, ", ".join(names) or "none"))
+            if triton_backend not in names:
+                unit = chip.split()[-1]
+                return Availability(False, f"{runtime} sees {module.device_count()} {unit}(s) "
+                                           f"but Triton has no '{triton_backend}' backend "
+                                           f"(backends {names}): install {triton_name}",
+                                    tuple(checks))
+        name = module.get_device_name(0)
+        checks.append(ProbeCheck(f"{where}.get_device_name(0)", True, name))
+        return Availability(True, f"{module.device_count()} {chip}(s): {name}", tuple(checks))
+
     def _no_device(self, what: str) -> str:
         hint = (f" (or {self.visible_devices_variable} hides them)"
                 if self.visible_devices_variable else "")

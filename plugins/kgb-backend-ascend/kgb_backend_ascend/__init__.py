@@ -79,25 +79,13 @@ class AscendBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
-        if not module_installed("torch_npu"):
-            smi = "npu-smi found" if command_on_path("npu-smi") else "no npu-smi on PATH"
-            return Availability(False, f"not available: needs torch_npu and an Ascend device "
-                                       f"(torch_npu is not installed; {smi})")
-        try:
-            import torch
-            import torch_npu  # noqa: F401 - registers torch.npu
-        except Exception as error:  # noqa: BLE001 - a broken CANN install raises anything
-            return Availability(False, f"torch_npu failed to import (is CANN's set_env.sh "
-                                       f"sourced?): {type(error).__name__}: {error}")
-        if not torch.npu.is_available():
-            return Availability(False, self._no_device(f"torch_npu (torch {torch.__version__})"))
-        backends = triton_backends_installed()
-        if "ascend" not in backends:
-            return Availability(False, f"torch_npu sees {torch.npu.device_count()} NPU(s) but "
-                                       f"Triton has no 'ascend' backend (backends {backends}): "
-                                       f"install Triton-Ascend")
-        return Availability(True, f"{torch.npu.device_count()} Ascend NPU(s): "
-                                  f"{torch.npu.get_device_name(0)}")
+        # The look-ups are this module's names, read at each call: the plugin's tests
+        # stand in for the vendor's stack through them.
+        return self.probe_extension(
+            runtime="torch_npu", needs="an Ascend device", chip="Ascend NPU", tool="npu-smi",
+            triton_backend="ascend", triton_name="Triton-Ascend",
+            import_hint="is CANN's set_env.sh sourced?", installed=module_installed,
+            on_path=command_on_path, triton_backends=triton_backends_installed)
 
 
 @hookimpl

@@ -66,25 +66,12 @@ class CambriconBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
-        if not module_installed("torch_mlu"):
-            smi = "cnmon found" if command_on_path("cnmon") else "no cnmon on PATH"
-            return Availability(False, f"not available: needs torch_mlu and a Cambricon MLU "
-                                       f"(torch_mlu is not installed; {smi})")
-        try:
-            import torch
-            import torch_mlu  # noqa: F401 - registers torch.mlu
-        except Exception as error:  # noqa: BLE001 - a broken Neuware install raises anything
-            return Availability(False, f"torch_mlu failed to import: {type(error).__name__}: "
-                                       f"{error}")
-        if not torch.mlu.is_available():
-            return Availability(False, self._no_device(f"torch_mlu (torch {torch.__version__})"))
-        backends = triton_backends_installed()
-        if "mlu" not in backends:
-            return Availability(False, f"torch_mlu sees {torch.mlu.device_count()} MLU(s) but "
-                                       f"Triton has no 'mlu' backend (backends {backends}): "
-                                       f"install Cambricon's Triton")
-        return Availability(True, f"{torch.mlu.device_count()} Cambricon MLU(s): "
-                                  f"{torch.mlu.get_device_name(0)}")
+        # The look-ups are this module's names, read at each call: the plugin's tests
+        # stand in for the vendor's stack through them.
+        return self.probe_extension(
+            runtime="torch_mlu", needs="a Cambricon MLU", chip="Cambricon MLU", tool="cnmon",
+            triton_backend="mlu", triton_name="Cambricon's Triton", installed=module_installed,
+            on_path=command_on_path, triton_backends=triton_backends_installed)
 
 
 @hookimpl

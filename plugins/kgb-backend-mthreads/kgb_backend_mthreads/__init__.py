@@ -54,21 +54,11 @@ class MthreadsBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
-        if not module_installed("torch_musa"):
-            smi = "mthreads-gmi found" if command_on_path("mthreads-gmi") else \
-                "no mthreads-gmi on PATH"
-            return Availability(False, f"not available: needs torch_musa and a Moore Threads "
-                                       f"GPU (torch_musa is not installed; {smi})")
-        try:
-            import torch
-            import torch_musa  # noqa: F401 - registers torch.musa
-        except Exception as error:  # noqa: BLE001 - a broken MUSA install raises anything
-            return Availability(False, f"torch_musa failed to import: {type(error).__name__}: "
-                                       f"{error}")
-        if not torch.musa.is_available():
-            return Availability(False, self._no_device(f"torch_musa (torch {torch.__version__})"))
-        return Availability(True, f"{torch.musa.device_count()} Moore Threads GPU(s): "
-                                  f"{torch.musa.get_device_name(0)}")
+        # The look-ups are this module's names, read at each call: the plugin's tests
+        # stand in for the vendor's stack through them.
+        return self.probe_extension(
+            runtime="torch_musa", needs="a Moore Threads GPU", chip="Moore Threads GPU",
+            tool="mthreads-gmi", installed=module_installed, on_path=command_on_path)
 
 
 @hookimpl
