@@ -12,11 +12,11 @@ plugin, and its vendor runtime need not be present.
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from kgb_core.backends import Availability, Backend, Quirks, backend_label
 from kgb_core.errors import UserError
-from kgb_core.timing import Timer, TimingSettings
 
 # The worker rebuilds the emulating backend from these names (it discovers plugins itself).
 WORKER_EMULATES_VARIABLE = "KGB_WORKER_EMULATES"
@@ -86,48 +86,32 @@ class EmulatingBackend(Backend):
     def worker_environment(self) -> dict[str, str]:
         return {**self.host.worker_environment(), WORKER_EMULATES_VARIABLE: self.target.name}
 
-    def setup(self) -> str:
-        return self.host.setup()
-
-    def synchronize(self) -> None:
-        self.host.synchronize()
-
-    def make_timer(self, settings: TimingSettings) -> Timer:
-        return self.host.make_timer(settings)
-
     def device_name(self) -> str:
         return f"{self.host.device_name()}, emulating {self.target.name} (not {self.target.name} hardware)"
-
-    def current_stream(self) -> object | None:
-        return self.host.current_stream()
-
-    def worker_limits(self) -> dict[str, int]:
-        return self.host.worker_limits()
-
-    def device_count(self) -> int:
-        return self.host.device_count()
-
-    def device_environment(self, index: int) -> dict[str, str] | None:
-        return self.host.device_environment(index)
-
-    def ray_resources(self) -> dict[str, Any]:
-        return self.host.ray_resources()
-
-    def worker_host_memory_limit(self) -> int | None:
-        return self.host.worker_host_memory_limit()
-
-    def poison_free_memory(self, nbytes: int) -> None:
-        self.host.poison_free_memory(nbytes)
-
-    def sandbox_device_files(self) -> tuple[str, ...]:
-        return self.host.sandbox_device_files()
-
-    def warm_runner_cache(self) -> None:
-        self.host.warm_runner_cache()
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "emulates": self.emulates,
                 "label": backend_label(self.name, self.emulates)}
+
+
+# What emulation decides itself; every other method of Backend is the host's, forwarded below,
+# so a member added to Backend later is forwarded too instead of falling back to its default.
+EMULATION_OWN = frozenset({"probe", "safe_probe", "worker_environment", "device_name"})
+
+
+def _forwarded(name: str) -> Any:
+    def forward(self: EmulatingBackend, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.host, name)(*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = f"The host backend's ``{name}``."
+    return forward
+
+
+for _name, _member in list(vars(Backend).items()):
+    if callable(_member) and not _name.startswith("_") and _name not in EMULATION_OWN:
+        setattr(EmulatingBackend, _name, _forwarded(_name))
+abc.update_abstractmethods(EmulatingBackend)  # setup, synchronize, make_timer: the host's now
 
 
 def emulate(registry: Any, host_name: str, target_name: str) -> EmulatingBackend:

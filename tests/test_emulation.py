@@ -153,3 +153,28 @@ def test_denied_and_all_skipped_operators_leave_correct_pct_alone():
     assert (summary.operators, summary.skipped, summary.correct_pct) == (2, 2, 50.0)
     assert "emulating" not in render_summary([summary])
     assert Quirks(device_type="x").denied_operators == {}
+
+
+def test_every_member_of_a_backend_but_emulations_own_is_the_hosts():
+    """Forwarded by name, not by hand: a member added to Backend later is the host's under
+    emulation too, never its default (release_cached_memory was missed once)."""
+    from kgb_core.backends import Backend, Quirks
+    from kgb_core.emulation import EMULATION_OWN, EmulatingBackend
+
+    abstract = {name: lambda *args, **kwargs: None for name in Backend.__abstractmethods__}
+    Host = type("Host", (Backend,), {**abstract, "name": "host",
+                                     "quirks": Quirks(device_type="cpu")})
+    Target = type("Target", (Backend,), {**abstract, "name": "target",
+                                         "quirks": Quirks(device_type="fake")})
+    host = Host()
+    members = [name for name, member in vars(Backend).items()
+               if callable(member) and not name.startswith("_")]
+    for name in members:
+        setattr(host, name, lambda *args, _name=name, **kwargs: (_name, args, kwargs))
+    emulating = EmulatingBackend(host, Target())
+    forwarded = [name for name in members if name not in EMULATION_OWN]
+    assert "release_cached_memory" in forwarded and "make_timer" in forwarded
+    for name in forwarded:
+        assert getattr(emulating, name)(1, x=2) == (name, (1,), {"x": 2}), name
+    for name in EMULATION_OWN - {"safe_probe"}:
+        assert name in vars(EmulatingBackend), name
