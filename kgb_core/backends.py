@@ -56,6 +56,25 @@ class Availability:
                 "checks": [c._asdict() for c in self.checks]}
 
 
+class ProbeSteps:
+    """A probe's steps as it goes, for ``kgb doctor``: ``step`` records one and says whether it
+    passed; ``unavailable`` and ``available`` end the probe with every step so far, so a probe
+    written as a chain of early returns still reports what it looked at."""
+
+    def __init__(self) -> None:
+        self.checks: list[ProbeCheck] = []
+
+    def step(self, what: str, ok: Any, detail: str = "") -> bool:
+        self.checks.append(ProbeCheck(what, bool(ok), detail))
+        return bool(ok)
+
+    def unavailable(self, reason: str) -> Availability:
+        return Availability(False, reason, tuple(self.checks))
+
+    def available(self, reason: str) -> Availability:
+        return Availability(True, reason, tuple(self.checks))
+
+
 @dataclass(frozen=True)
 class Quirks:
     """A chip's Triton dialect, as data: what prompts must say and what evaluation must skip.

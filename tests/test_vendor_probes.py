@@ -70,3 +70,15 @@ def test_here_each_vendor_probe_says_what_it_found(backend_class, runtime, devic
         pytest.skip(f"{runtime} is here")
     assert availability.checks and availability.checks[0].what == f"{tool} on PATH"
     assert any(not check.ok for check in availability.checks)
+
+
+VENDORS = ("amd", "ascend", "cambricon", "hygon", "iluvatar", "kunlunxin", "metax", "mthreads")
+
+
+@pytest.mark.parametrize("name", VENDORS)
+def test_every_vendor_probe_lists_its_steps_for_kgb_doctor(name, registry):
+    availability = registry.backend(name).probe()
+    if availability.available:  # pragma: no cover - a machine with that chip
+        pytest.skip(f"{name} is here")
+    assert availability.checks, f"{name}'s probe lists no steps"
+    assert not availability.checks[-1].ok  # the step it stopped at

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Quirks
+from kgb_core.backends import Availability, ProbeSteps, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import TimingSettings
 from kgb_core.torch_device import TorchDeviceBackend, command_on_path
@@ -69,27 +69,34 @@ class AmdBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
+        steps = ProbeSteps()
         try:
             import torch
         except ImportError as error:
-            return Availability(False, f"needs a ROCm build of torch: {error}")
+            steps.step("import torch", False, str(error))
+            return steps.unavailable(f"needs a ROCm build of torch: {error}")
+        steps.step("import torch", True, torch.__version__)
         hip = getattr(torch.version, "hip", None)
-        if hip is None:
-            return Availability(False, f"torch.version.hip is None: this is not a ROCm build "
-                                       f"(torch {torch.__version__}); needs a ROCm build of "
-                                       f"torch and Triton, and an AMD GPU")
-        if looks_like_hygon():
-            return Availability(False, f"ROCm-style torch (hip {hip}) on a Hygon DCU "
-                                       f"({' or '.join(HYGON_MARKERS)} found): use the "
-                                       f"'hygon' backend (kgb-backend-hygon)")
-        if not torch.cuda.is_available():
-            return Availability(False, self._no_device(f"ROCm build of torch {torch.__version__} "
-                                                       f"(hip {hip})"))
+        if not steps.step("torch.version.hip (a ROCm build)", hip is not None, str(hip)):
+            return steps.unavailable(f"torch.version.hip is None: this is not a ROCm build "
+                                     f"(torch {torch.__version__}); needs a ROCm build of "
+                                     f"torch and Triton, and an AMD GPU")
+        hygon = looks_like_hygon()
+        if not steps.step("not a Hygon DCU", not hygon,
+                          " or ".join(HYGON_MARKERS) + (" found" if hygon else " absent")):
+            return steps.unavailable(f"ROCm-style torch (hip {hip}) on a Hygon DCU "
+                                     f"({' or '.join(HYGON_MARKERS)} found): use the "
+                                     f"'hygon' backend (kgb-backend-hygon)")
+        seen = torch.cuda.is_available()
+        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
+            return steps.unavailable(self._no_device(f"ROCm build of torch {torch.__version__} "
+                                                     f"(hip {hip})"))
         count = torch.cuda.device_count()
         properties = torch.cuda.get_device_properties(0)
         arch = getattr(properties, "gcnArchName", "unknown arch")
-        return Availability(True, f"ROCm (hip {hip}): {count} device(s): "
-                                  f"{torch.cuda.get_device_name(0)} ({arch})")
+        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
+        return steps.available(f"ROCm (hip {hip}): {count} device(s): "
+                               f"{torch.cuda.get_device_name(0)} ({arch})")
 
 
 @hookimpl

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Quirks
+from kgb_core.backends import Availability, ProbeSteps, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import TimingSettings
 from kgb_core.torch_device import TorchDeviceBackend, command_on_path
@@ -79,23 +79,28 @@ class HygonBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
+        steps = ProbeSteps()
         signs = hygon_signs()
-        if not signs:
-            return Availability(False, "no Hygon DCU stack found (no hy-smi on PATH, no "
-                                       "/opt/dtk); needs a Hygon DCU with DTK and DTK's torch")
+        if not steps.step("hy-smi on PATH or /opt/dtk", signs, ", ".join(signs) or "neither"):
+            return steps.unavailable("no Hygon DCU stack found (no hy-smi on PATH, no "
+                                     "/opt/dtk); needs a Hygon DCU with DTK and DTK's torch")
         try:
             import torch
         except ImportError as error:
-            return Availability(False, f"needs DTK's torch build: {error}")
+            steps.step("import torch", False, str(error))
+            return steps.unavailable(f"needs DTK's torch build: {error}")
+        steps.step("import torch", True, torch.__version__)
         hip = getattr(torch.version, "hip", None)
-        if hip is None:
-            return Availability(False, f"torch.version.hip is None: torch {torch.__version__} "
-                                       f"is not DTK's HIP build ({', '.join(signs)} found)")
-        if not torch.cuda.is_available():
-            return Availability(False, self._no_device(f"DTK torch {torch.__version__}"))
+        if not steps.step("torch.version.hip (DTK's HIP build)", hip is not None, str(hip)):
+            return steps.unavailable(f"torch.version.hip is None: torch {torch.__version__} "
+                                     f"is not DTK's HIP build ({', '.join(signs)} found)")
+        seen = torch.cuda.is_available()
+        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
+            return steps.unavailable(self._no_device(f"DTK torch {torch.__version__}"))
         arch = getattr(torch.cuda.get_device_properties(0), "gcnArchName", "unknown arch")
-        return Availability(True, f"DTK (hip {hip}): {torch.cuda.device_count()} device(s): "
-                                  f"{torch.cuda.get_device_name(0)} ({arch})")
+        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
+        return steps.available(f"DTK (hip {hip}): {torch.cuda.device_count()} device(s): "
+                               f"{torch.cuda.get_device_name(0)} ({arch})")
 
 
 @hookimpl

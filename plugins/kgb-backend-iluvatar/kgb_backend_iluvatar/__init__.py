@@ -17,7 +17,7 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Quirks
+from kgb_core.backends import Availability, ProbeSteps, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import TimingSettings
 from kgb_core.torch_device import TorchDeviceBackend, command_on_path
@@ -55,19 +55,25 @@ class IluvatarBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
+        steps = ProbeSteps()
         try:
             import torch
         except ImportError as error:
-            return Availability(False, f"needs CoreX's torch build: {error}")
-        if not hasattr(torch, "corex"):
+            steps.step("import torch", False, str(error))
+            return steps.unavailable(f"needs CoreX's torch build: {error}")
+        steps.step("import torch", True, torch.__version__)
+        if not steps.step("torch.corex (CoreX's build)", hasattr(torch, "corex"),
+                          "present" if hasattr(torch, "corex") else "absent"):
             found = "ixsmi found" if command_on_path("ixsmi") else "no ixsmi on PATH"
-            return Availability(False, f"torch {torch.__version__} has no torch.corex, so it "
-                                       f"is not CoreX's build ({found}); needs Iluvatar CoreX's "
-                                       f"torch and an Iluvatar GPU")
-        if not torch.cuda.is_available():
-            return Availability(False, self._no_device(f"CoreX torch {torch.__version__}"))
-        return Availability(True, f"CoreX: {torch.cuda.device_count()} device(s): "
-                                  f"{torch.cuda.get_device_name(0)}")
+            return steps.unavailable(f"torch {torch.__version__} has no torch.corex, so it "
+                                     f"is not CoreX's build ({found}); needs Iluvatar CoreX's "
+                                     f"torch and an Iluvatar GPU")
+        seen = torch.cuda.is_available()
+        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
+            return steps.unavailable(self._no_device(f"CoreX torch {torch.__version__}"))
+        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
+        return steps.available(f"CoreX: {torch.cuda.device_count()} device(s): "
+                               f"{torch.cuda.get_device_name(0)}")
 
 
 @hookimpl

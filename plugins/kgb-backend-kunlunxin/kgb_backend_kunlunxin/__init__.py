@@ -21,7 +21,7 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Quirks
+from kgb_core.backends import Availability, ProbeSteps, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import TimingSettings
 from kgb_core.torch_device import TorchDeviceBackend, command_on_path, triton_backends_installed
@@ -70,24 +70,31 @@ class KunlunxinBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
+        steps = ProbeSteps()
         backends = triton_backends_installed()
         has_xpu_triton = "xpu" in backends
         has_smi = command_on_path("xpu-smi")
+        steps.step("xpu-smi on PATH", has_smi, "found" if has_smi else "not found")
+        steps.step("Triton backend 'xpu'", has_xpu_triton, ", ".join(backends) or "none")
         if not (has_xpu_triton or has_smi):
-            return Availability(False, f"no Kunlunxin stack found (no xpu-smi on PATH; Triton "
-                                       f"backends {backends}, no 'xpu'); needs a Kunlunxin XPU "
-                                       f"with its torch build and Triton for XPU")
+            return steps.unavailable(f"no Kunlunxin stack found (no xpu-smi on PATH; Triton "
+                                     f"backends {backends}, no 'xpu'); needs a Kunlunxin XPU "
+                                     f"with its torch build and Triton for XPU")
         if not has_xpu_triton:
-            return Availability(False, f"xpu-smi found but Triton has no 'xpu' backend "
-                                       f"(backends {backends}): install Kunlunxin's Triton")
+            return steps.unavailable(f"xpu-smi found but Triton has no 'xpu' backend "
+                                     f"(backends {backends}): install Kunlunxin's Triton")
         try:
             import torch
         except ImportError as error:
-            return Availability(False, f"needs Kunlunxin's torch build: {error}")
-        if not torch.cuda.is_available():
-            return Availability(False, self._no_device(f"torch {torch.__version__}"))
-        return Availability(True, f"Kunlunxin XPU: {torch.cuda.device_count()} device(s): "
-                                  f"{torch.cuda.get_device_name(0)}")
+            steps.step("import torch", False, str(error))
+            return steps.unavailable(f"needs Kunlunxin's torch build: {error}")
+        steps.step("import torch", True, torch.__version__)
+        seen = torch.cuda.is_available()
+        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
+            return steps.unavailable(self._no_device(f"torch {torch.__version__}"))
+        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
+        return steps.available(f"Kunlunxin XPU: {torch.cuda.device_count()} device(s): "
+                               f"{torch.cuda.get_device_name(0)}")
 
 
 @hookimpl

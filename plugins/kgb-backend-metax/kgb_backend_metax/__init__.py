@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Quirks
+from kgb_core.backends import Availability, ProbeSteps, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import TimingSettings
 from kgb_core.torch_device import TorchDeviceBackend, command_on_path
@@ -60,23 +60,29 @@ class MetaxBackend(TorchDeviceBackend):
                                     max_repetitions=1000)
 
     def probe(self) -> Availability:
+        steps = ProbeSteps()
         signs = []
         if os.environ.get("MACA_PATH"):
             signs.append(f"MACA_PATH={os.environ['MACA_PATH']}")
         if command_on_path("mx-smi"):
             signs.append("mx-smi on PATH")
-        if not signs:
-            return Availability(False, "no MetaX MACA stack found (MACA_PATH unset, no mx-smi "
-                                       "on PATH); needs a MetaX GPU with MACA and its torch build")
+        if not steps.step("MACA_PATH set or mx-smi on PATH", signs,
+                          ", ".join(signs) or "neither"):
+            return steps.unavailable("no MetaX MACA stack found (MACA_PATH unset, no mx-smi "
+                                     "on PATH); needs a MetaX GPU with MACA and its torch build")
         try:
             import torch
         except ImportError as error:
-            return Availability(False, f"needs MACA's torch build: {error}")
-        if not torch.cuda.is_available():
-            return Availability(False, self._no_device(f"torch {torch.__version__} "
-                                                       f"({', '.join(signs)})"))
-        return Availability(True, f"MACA ({', '.join(signs)}): {torch.cuda.device_count()} "
-                                  f"device(s): {torch.cuda.get_device_name(0)}")
+            steps.step("import torch", False, str(error))
+            return steps.unavailable(f"needs MACA's torch build: {error}")
+        steps.step("import torch", True, torch.__version__)
+        seen = torch.cuda.is_available()
+        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
+            return steps.unavailable(self._no_device(f"torch {torch.__version__} "
+                                                     f"({', '.join(signs)})"))
+        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
+        return steps.available(f"MACA ({', '.join(signs)}): {torch.cuda.device_count()} "
+                               f"device(s): {torch.cuda.get_device_name(0)}")
 
 
 @hookimpl
