@@ -21,7 +21,7 @@ import os
 import shutil
 from typing import Any, Callable
 
-from kgb_core.backends import Availability, Backend, ProbeCheck, visible_device
+from kgb_core.backends import Availability, Backend, ProbeSteps, visible_device
 from kgb_core.timing import EventTimer, Timer, TimingSettings
 
 
@@ -210,45 +210,54 @@ class TorchDeviceBackend(Backend):
         parameters so that a plugin's tests can stand in for a vendor stack this machine lacks."""
         import importlib
 
-        tool_found = on_path(tool)
-        checks = [ProbeCheck(f"{tool} on PATH", tool_found, "found" if tool_found else
-                             "not found")]
+        steps, tool_found = ProbeSteps(), on_path(tool)
+        steps.step(f"{tool} on PATH", tool_found, "found" if tool_found else "not found")
         if not installed(runtime):
-            checks.append(ProbeCheck(f"{runtime} installed", False, "not installed"))
+            steps.step(f"{runtime} installed", False, "not installed")
             where = f"{tool} found" if tool_found else f"no {tool} on PATH"
-            return Availability(False, f"not available: needs {runtime} and {needs} "
-                                       f"({runtime} is not installed; {where})", tuple(checks))
+            return steps.unavailable(f"not available: needs {runtime} and {needs} "
+                                     f"({runtime} is not installed; {where})")
         try:
             import torch
 
             importlib.import_module(runtime)
         except Exception as error:  # noqa: BLE001 - a broken vendor install raises anything
             failure = f"{type(error).__name__}: {error}"
-            checks.append(ProbeCheck(f"import {runtime}", False, failure))
+            steps.step(f"import {runtime}", False, failure)
             hint = f" ({import_hint})" if import_hint else ""
-            return Availability(False, f"{runtime} failed to import{hint}: {failure}",
-                                tuple(checks))
-        checks.append(ProbeCheck(f"import {runtime}", True, f"torch {torch.__version__}"))
-        module, where = self.device_module(), f"torch.{self.device_module_name}"
-        seen = module.is_available()
-        checks.append(ProbeCheck(f"{where}.is_available()", seen,
-                                 f"{module.device_count()} device(s)" if seen else "False"))
-        if not seen:
-            return Availability(False, self._no_device(f"{runtime} (torch {torch.__version__})"),
-                                tuple(checks))
+            return steps.unavailable(f"{runtime} failed to import{hint}: {failure}")
+        steps.step(f"import {runtime}", True, f"torch {torch.__version__}")
+        unseen = self.devices_seen(steps, f"{runtime} (torch {torch.__version__})")
+        if unseen is not None:
+            return unseen
         if triton_backend is not None:
             names = triton_backends()
-            checks.append(ProbeCheck(f"Triton backend '{triton_backend}'",
-                                     triton_backend in names, ", ".join(names) or "none"))
-            if triton_backend not in names:
-                unit = chip.split()[-1]
-                return Availability(False, f"{runtime} sees {module.device_count()} {unit}(s) "
-                                           f"but Triton has no '{triton_backend}' backend "
-                                           f"(backends {names}): install {triton_name}",
-                                    tuple(checks))
+            if not steps.step(f"Triton backend '{triton_backend}'", triton_backend in names,
+                              ", ".join(names) or "none"):
+                return steps.unavailable(
+                    f"{runtime} sees {self.device_module().device_count()} "
+                    f"{chip.split()[-1]}(s) but Triton has no '{triton_backend}' backend "
+                    f"(backends {names}): install {triton_name}")
+        return self.device_named(steps, lambda count, name: f"{count} {chip}(s): {name}")
+
+    def devices_seen(self, steps: ProbeSteps, where: str) -> Availability | None:
+        """A probe's step ``torch.<device>.is_available()``: None when devices are seen, else
+        the probe's end, naming ``where`` and the variable that may hide them."""
+        module = self.device_module()
+        seen = module.is_available()
+        if steps.step(f"torch.{self.device_module_name}.is_available()", seen,
+                      f"{module.device_count()} device(s)" if seen else "False"):
+            return None
+        return steps.unavailable(self._no_device(where))
+
+    def device_named(self, steps: ProbeSteps,
+                     describe: Callable[[int, str], str]) -> Availability:
+        """A probe's last step, the first device's name; ``describe(count, name)`` is the
+        available backend's line."""
+        module = self.device_module()
         name = module.get_device_name(0)
-        checks.append(ProbeCheck(f"{where}.get_device_name(0)", True, name))
-        return Availability(True, f"{module.device_count()} {chip}(s): {name}", tuple(checks))
+        steps.step(f"torch.{self.device_module_name}.get_device_name(0)", True, name)
+        return steps.available(describe(module.device_count(), name))
 
     def _no_device(self, what: str) -> str:
         hint = (f" (or {self.visible_devices_variable} hides them)"

@@ -255,7 +255,7 @@ def write_workdir(folder: Path, op: OperatorSpec, quirks: Quirks, backend_name: 
     from kgb_core.backends import backend_label
 
     scaffold = (options or {}).get("scaffold_layout")
-    kernel = scaffold.kernel_file if scaffold else KERNEL_FILE
+    kernel = _kernel_file(options)
     task_file = TASK_FILE if scaffold else "TASK.md"
     label = backend_label(backend_name, emulates)
     task = render_prompt(op, label, quirks) + AGENT_SECTION.format(
@@ -437,7 +437,7 @@ class CommandMethod(Method):
         ended = (f"was stopped at its {finished.stopped} and killed (its whole process group)"
                  if finished.stopped else f"ended with {status}")
         scaffold = options.get("scaffold_layout")
-        kernel_file = scaffold.kernel_file if scaffold else KERNEL_FILE
+        kernel_file = _kernel_file(options)
         kernel = folder / kernel_file
         if not kernel.is_file():
             stderr = finished.stderr.strip()
@@ -482,6 +482,12 @@ class CommandMethod(Method):
             base = f"{self.name}/{clean_label(str(scaffold))}/{agent}"
         model = options.get("model")
         return base if model is None else f"{base}/{clean_label(str(model))}"[:MAX_LABEL_CHARS]
+
+
+def _kernel_file(options: Mapping[str, Any] | None) -> str:
+    """Where the program leaves its kernel: the scaffold's place, else kernel.py."""
+    scaffold = (options or {}).get("scaffold_layout")
+    return scaffold.kernel_file if scaffold else KERNEL_FILE
 
 
 def _argv(op: OperatorSpec, options: Mapping[str, Any]) -> list[str]:

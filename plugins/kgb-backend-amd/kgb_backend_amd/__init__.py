@@ -87,16 +87,14 @@ class AmdBackend(TorchDeviceBackend):
             return steps.unavailable(f"ROCm-style torch (hip {hip}) on a Hygon DCU "
                                      f"({' or '.join(HYGON_MARKERS)} found): use the "
                                      f"'hygon' backend (kgb-backend-hygon)")
-        seen = torch.cuda.is_available()
-        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
-            return steps.unavailable(self._no_device(f"ROCm build of torch {torch.__version__} "
-                                                     f"(hip {hip})"))
-        count = torch.cuda.device_count()
-        properties = torch.cuda.get_device_properties(0)
-        arch = getattr(properties, "gcnArchName", "unknown arch")
-        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
-        return steps.available(f"ROCm (hip {hip}): {count} device(s): "
-                               f"{torch.cuda.get_device_name(0)} ({arch})")
+        return (self.devices_seen(steps, f"ROCm build of torch {torch.__version__} (hip {hip})")
+                or self.device_named(steps, lambda count, name: f"ROCm (hip {hip}): "
+                                     f"{count} device(s): {name} ({_arch(torch)})"))
+
+
+def _arch(torch) -> str:
+    """The first device's architecture (gfx...), as HIP builds of torch report it."""
+    return getattr(torch.cuda.get_device_properties(0), "gcnArchName", "unknown arch")
 
 
 @hookimpl

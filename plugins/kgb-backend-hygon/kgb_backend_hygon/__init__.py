@@ -94,13 +94,14 @@ class HygonBackend(TorchDeviceBackend):
         if not steps.step("torch.version.hip (DTK's HIP build)", hip is not None, str(hip)):
             return steps.unavailable(f"torch.version.hip is None: torch {torch.__version__} "
                                      f"is not DTK's HIP build ({', '.join(signs)} found)")
-        seen = torch.cuda.is_available()
-        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
-            return steps.unavailable(self._no_device(f"DTK torch {torch.__version__}"))
-        arch = getattr(torch.cuda.get_device_properties(0), "gcnArchName", "unknown arch")
-        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
-        return steps.available(f"DTK (hip {hip}): {torch.cuda.device_count()} device(s): "
-                               f"{torch.cuda.get_device_name(0)} ({arch})")
+        return (self.devices_seen(steps, f"DTK torch {torch.__version__}")
+                or self.device_named(steps, lambda count, name: f"DTK (hip {hip}): "
+                                     f"{count} device(s): {name} ({_arch(torch)})"))
+
+
+def _arch(torch) -> str:
+    """The first device's architecture (gfx...), as HIP builds of torch report it."""
+    return getattr(torch.cuda.get_device_properties(0), "gcnArchName", "unknown arch")
 
 
 @hookimpl

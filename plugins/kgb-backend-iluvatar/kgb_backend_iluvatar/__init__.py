@@ -68,12 +68,9 @@ class IluvatarBackend(TorchDeviceBackend):
             return steps.unavailable(f"torch {torch.__version__} has no torch.corex, so it "
                                      f"is not CoreX's build ({found}); needs Iluvatar CoreX's "
                                      f"torch and an Iluvatar GPU")
-        seen = torch.cuda.is_available()
-        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
-            return steps.unavailable(self._no_device(f"CoreX torch {torch.__version__}"))
-        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
-        return steps.available(f"CoreX: {torch.cuda.device_count()} device(s): "
-                               f"{torch.cuda.get_device_name(0)}")
+        return (self.devices_seen(steps, f"CoreX torch {torch.__version__}")
+                or self.device_named(steps, lambda count, name:
+                                     f"CoreX: {count} device(s): {name}"))
 
 
 @hookimpl

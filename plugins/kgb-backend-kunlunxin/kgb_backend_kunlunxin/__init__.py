@@ -89,12 +89,9 @@ class KunlunxinBackend(TorchDeviceBackend):
             steps.step("import torch", False, str(error))
             return steps.unavailable(f"needs Kunlunxin's torch build: {error}")
         steps.step("import torch", True, torch.__version__)
-        seen = torch.cuda.is_available()
-        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
-            return steps.unavailable(self._no_device(f"torch {torch.__version__}"))
-        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
-        return steps.available(f"Kunlunxin XPU: {torch.cuda.device_count()} device(s): "
-                               f"{torch.cuda.get_device_name(0)}")
+        return (self.devices_seen(steps, f"torch {torch.__version__}")
+                or self.device_named(steps, lambda count, name:
+                                     f"Kunlunxin XPU: {count} device(s): {name}"))
 
 
 @hookimpl

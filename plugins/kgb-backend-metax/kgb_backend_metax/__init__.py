@@ -76,13 +76,9 @@ class MetaxBackend(TorchDeviceBackend):
             steps.step("import torch", False, str(error))
             return steps.unavailable(f"needs MACA's torch build: {error}")
         steps.step("import torch", True, torch.__version__)
-        seen = torch.cuda.is_available()
-        if not steps.step("torch.cuda.is_available()", seen, str(seen)):
-            return steps.unavailable(self._no_device(f"torch {torch.__version__} "
-                                                     f"({', '.join(signs)})"))
-        steps.step("torch.cuda.get_device_name(0)", True, torch.cuda.get_device_name(0))
-        return steps.available(f"MACA ({', '.join(signs)}): {torch.cuda.device_count()} "
-                               f"device(s): {torch.cuda.get_device_name(0)}")
+        return (self.devices_seen(steps, f"torch {torch.__version__} ({', '.join(signs)})")
+                or self.device_named(steps, lambda count, name:
+                                     f"MACA ({', '.join(signs)}): {count} device(s): {name}"))
 
 
 @hookimpl
