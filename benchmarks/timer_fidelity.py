@@ -185,7 +185,7 @@ def operator_kernels(op_ids: list[str], backend: Any) -> list[Kernel]:
             return build
 
         kernels.append(Kernel(f"{op_id} reference", "operator",
-                              timed(load_kernel(str(path))), work))
+                              timed(load_kernel(str(path))[0]), work))
         kernels.append(Kernel(f"{op_id} torch", "operator", timed(spec.timing_baseline), work))
     return kernels
 

@@ -224,6 +224,13 @@ class OperatorSpec:
     # A dtype's rtol computed per case, in place of rtol_overrides' or DEFAULT_RTOL's, where
     # rounding itself grows with the case (a product of N fp32 factors); atol is kept.
     case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] = field(default_factory=dict)
+    # A candidate may be a module class instead of ``kernel`` (KernelBench's ``ModelNew``):
+    # how the arguments split for it (kgb_core/module_contract.py).
+    module_contract: Any = None
+    # Where the reference must not run in the judge's process (a problem file is code, run in
+    # a sandboxed process of its own): times the baseline there, given the timing settings and
+    # the input sets, returning a kgb_core.timing.Timing. None: the judge times ``baseline``.
+    time_baseline: Callable[[Mapping[str, Any], Sequence[Sequence[Any]]], Any] | None = None
 
     @property
     def id(self) -> str:
@@ -371,6 +378,12 @@ class OperatorSource:
     description: str
     build: Callable[..., Sequence[OperatorSpec]]
     options: Mapping[str, Any] = field(default_factory=dict)
+    # Paths no candidate's runner may read (a problem folder: its references), given the
+    # settings in force; the judge masks them in the sandbox like the sources' own folders.
+    hidden: Callable[..., Sequence[str]] | None = None
+    # Options that name files or folders: a relative one is resolved where kgb was started,
+    # so that judges (started elsewhere) and the run's plan get the same absolute path.
+    path_options: frozenset[str] = frozenset()
     _specs: list[OperatorSpec] | None = field(default=None, repr=False)
     _settings: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -388,9 +401,18 @@ class OperatorSource:
                          f"; it takes: {', '.join(sorted(self.options))}" if self.options
                          else "; it takes none")
                 raise UserError(f"source {self.name!r} has no option {key!r}{known}")
+        values = self.resolved(values)
         settings = {**self.options, **values}
         if settings != self.settings:
             self._settings, self._specs = settings, None
+
+    def resolved(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` with every path option absolute (``~`` expanded); an empty one kept."""
+        import os
+
+        return {key: os.path.abspath(os.path.expanduser(value))
+                if key in self.path_options and isinstance(value, str) and value else value
+                for key, value in values.items()}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -413,3 +435,9 @@ class OperatorSource:
             self._specs = specs
         return self._specs
 
+
+    def hidden_paths(self) -> list[str]:
+        """What the judge masks from runners for this source, beyond its plugin's folder."""
+        if self.hidden is None:
+            return []
+        return [str(path) for path in self.hidden(**self.settings) if path]

@@ -61,14 +61,17 @@ def check(options: Any, where: str) -> SourceOptions:
     return {name: dict(values) for name, values in options.items()}
 
 
-def configure(registry: Any, options: Mapping[str, Mapping[str, Any]]) -> None:
-    """Apply ``options`` to the registry's sources (an unknown source or key is refused)."""
+def configure(registry: Any, options: dict[str, dict[str, Any]]) -> None:
+    """Apply ``options`` to the registry's sources (an unknown source or key is refused).
+    Path options are made absolute in ``options`` itself, which judges and the plan get."""
     for name, values in options.items():
         if name not in registry.names("source"):
             known = ", ".join(registry.names("source"))
             raise UserError(f"source options for {name!r}, which is not an installed source "
                             f"(installed: {known})")
-        registry.source(name).configure(values)
+        source = registry.source(name)
+        source.configure(values)
+        values.update(source.resolved(values))
 
 
 def to_environment(options: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

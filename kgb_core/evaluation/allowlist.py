@@ -34,6 +34,7 @@ ALLOWED_MODULES = {
     "dataclasses": "plain records", "enum": "constants", "collections": "named tuples",
     "collections.abc": "annotations",
     "warnings": "a warning for a shape it handles slowly",
+    "torch.nn": "a module class holding its parameters (KernelBench's ModelNew answer)",
 }
 
 # Modules whose every attribute a candidate may use (pure functions on Python values), except
@@ -71,6 +72,10 @@ TORCH_APIS = (
     "cuda.get_device_capability", "cuda.get_device_name", "cuda.device_count",
     "cuda.is_available", "cuda.device", "cuda.synchronize", "version.cuda", "version.hip",
     "get_device_module",
+    # a module-class answer (kgb_core/module_contract.py): the class and its parameters; the
+    # layers it may hold its weights in are allowed below (their math is the recorders' to see)
+    "nn.Module", "nn.Parameter", "nn.ParameterList", "nn.ParameterDict", "nn.ModuleList",
+    "nn.ModuleDict", "nn.Sequential",
 )
 TRITON_APIS = (
     "jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2", "language",
@@ -113,8 +118,10 @@ def chain_refusal(chain: str) -> str | None:
     for free in FREE_MODULES:
         if chain == free or chain.startswith(free + "."):
             return _walked_refusal(parts)
-    if chain in ("torch", "triton", "triton.language"):
+    if chain in ("torch", "triton", "triton.language", "torch.nn"):
         return None
+    if len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper():
+        return None  # a layer class (nn.Linear, nn.Conv2d): where a ModelNew keeps weights
     for allowed in ALLOWED_CHAINS:
         if chain == allowed or chain.startswith(allowed + "."):
             return None

@@ -237,7 +237,10 @@ class Evaluation:
         return self.result
 
     def _import(self) -> None:
-        self._request({"op": "load", "file": self.candidate_file})
+        request = {"op": "load", "file": self.candidate_file}
+        if self.spec.module_contract is not None:
+            request["module_contract"] = self.spec.module_contract.to_dict()
+        self._request(request)
 
     def _shown_trials(self) -> None:
         self.runnable = self._runnable()
@@ -336,8 +339,11 @@ class Evaluation:
                                    "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
             self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
-            turns = itertools.cycle(baseline_sets)
-            reference = self.timer.measure(lambda: baseline(*next(turns)))
+            if spec.time_baseline is not None:  # timed where the reference may run
+                reference = spec.time_baseline(self.timing_settings, baseline_sets)
+            else:
+                turns = itertools.cycle(baseline_sets)
+                reference = self.timer.measure(lambda: baseline(*next(turns)))
             self.result.timings.append({
                 "case": case.name, "tier": case.tier, "dtype": dtype,
                 "candidate": candidate.to_dict(), "reference": reference.to_dict(),

@@ -105,6 +105,8 @@ class Judge:
         self.masked = sandbox.source_locations(source_modules, keep=[self.backend_module])
         self.masked += [p for path in hidden_paths for p in (path, path + "-wal", path + "-shm",
                                                              path + "-journal")]
+        self.masked += [os.path.realpath(path) for name in registry.names("source")
+                        for path in registry.source(name).hidden_paths()]
         self.devices = sandbox.device_paths(self.host_backend.sandbox_device_files())
         self.runner_limits = (runner_limits if runner_limits is not None
                               else self.backend.worker_limits())

@@ -132,8 +132,10 @@ def classify(error: BaseException) -> str:
 _module_numbers = itertools.count(1)  # an iterator, not an int: see integrity.py on state
 
 
-def load_kernel(path: str) -> Callable[..., Any]:
-    """Import the candidate file under a fresh module name and return its ``kernel``."""
+def load_kernel(path: str, contract: Any = None) -> tuple[Callable[..., Any], Any]:
+    """Import the candidate file under a fresh module name and return its ``kernel``, with the
+    module adapter that made it (``kgb_core.module_contract``) where the operator takes a
+    module class (``contract``) and the file defines that class instead of ``kernel``."""
     module_name = f"kgb_candidate_{next(_module_numbers)}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -145,11 +147,20 @@ def load_kernel(path: str) -> Callable[..., Any]:
     except Exception as error:
         raise CandidateFailure(verdicts.COMPILE_ERROR,
                                "import failed: " + short_traceback(error, path)) from None
-    kernel = getattr(module, ENTRY_POINT, None)
-    if not callable(kernel):
-        raise CandidateFailure(verdicts.SCREEN_REJECTED,
-                               f"`{ENTRY_POINT}` is missing or not callable after import")
-    return kernel
+    # Read from the module's namespace, never through getattr: a module-level __getattr__
+    # is the candidate's code.
+    kernel = vars(module).get(ENTRY_POINT)
+    if callable(kernel):
+        return kernel, None
+    module_class = vars(module).get(contract.class_name) if contract is not None else None
+    if isinstance(module_class, type):
+        from kgb_core.module_contract import ModuleKernel
+
+        adapter = ModuleKernel(module_class, contract)
+        return adapter, adapter
+    wanted = f"`{ENTRY_POINT}`" + (f" or class `{contract.class_name}`" if contract else "")
+    raise CandidateFailure(verdicts.SCREEN_REJECTED,
+                           f"{wanted} is missing or not callable after import")
 
 
 def _os_threads() -> set[str]:
@@ -201,6 +212,9 @@ class Runner:
         if self.harness_stream is not None:
             counter.stream_probe = backend.current_stream
         self.kernel: Callable[..., Any] | None = None
+        # Where the candidate is a module class: the runner's own adapter, which builds the
+        # module outside the recorders (``prepare``), as importing the file ran outside them.
+        self.module_adapter: Any = None
         self.path = ""
         self.kept: dict[str, list[Any]] = {}
         from kgb_core.timing import Timers
@@ -242,7 +256,12 @@ class Runner:
         kind = request.get("op")
         if kind == "load":
             self.path = os.path.join(self.io_dir, request["file"])
-            self.kernel = load_kernel(self.path)
+            contract = request.get("module_contract")
+            if contract is not None:
+                from kgb_core.module_contract import ModuleContract
+
+                contract = ModuleContract.from_dict(contract)
+            self.kernel, self.module_adapter = load_kernel(self.path, contract)
             self._check_integrity("while being imported")
             self._check_import_left_nothing_running()
             return {}
@@ -334,6 +353,7 @@ class Runner:
         if request.get("keep"):  # the first set, for the judge's call after timing
             self.kept[request["keep"]] = sets[0]
         timer = self.timers.get(request.get("settings"))
+        self._prepare(sets)
         calls = TimedCalls(self.kernel, self.counter, sets, int(request.get("sample") or 0),
                            int(request.get("sample_seed") or 0),
                            written=[int(i) for i in request.get("written") or ()])
@@ -429,6 +449,19 @@ class Runner:
                                    f"{lead} Triton kernel was launched on a stream other than "
                                    f"the harness's, where the timer cannot see it")
 
+    def _prepare(self, sets: list[list[Any]]) -> None:
+        """Build a module-class candidate for these calls' constructor arguments, outside the
+        recorders like its import, and with the same checks after it."""
+        if self.module_adapter is None:
+            return
+        for inputs in sets:
+            try:
+                self.module_adapter.prepare(inputs)
+            except Exception as error:
+                raise CandidateFailure(verdicts.RUNTIME_ERROR, "building the module failed: "
+                                       + short_traceback(error, self.path)) from None
+        self._check_integrity("while the module was built")
+
     def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
         """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
         from kgb_core.evaluation.recorder import Recording
@@ -442,6 +475,7 @@ class Runner:
             self.backend.poison_free_memory(nbytes)
         threads_before = set(threading.enumerate())
         tasks_before = _os_threads() if self.backend.watch_os_threads else set()
+        self._prepare([inputs])
         self.counter.reset()
         self.counter.ghost = ghost
         recording = Recording(self.counter, profiled=True)

@@ -184,12 +184,14 @@ def _repository_of(path: str) -> str | None:
 
 
 def command(tool: SandboxTool, program: Sequence[str], *, writable: Iterable[str] = (),
-            devices: Iterable[str] = (), masked: Iterable[str] = ()) -> list[str]:
-    """The command line that starts ``program`` in the sandbox (``program`` itself without)."""
+            devices: Iterable[str] = (), masked: Iterable[str] = (),
+            readable: Iterable[str] = ()) -> list[str]:
+    """The command line that starts ``program`` in the sandbox (``program`` itself without).
+    ``readable``: folders it reads that may lie in an emptied one (a problem folder in /tmp)."""
     if not tool.sandboxed:
         return list(program)
     arguments = [tool.binary, *_base_arguments()]
-    for path in _python_inside_emptied():
+    for path in [*_python_inside_emptied(), *readable]:
         arguments += ["--ro-bind", path, path]
     for path in devices:
         arguments += ["--dev-bind", path, path]

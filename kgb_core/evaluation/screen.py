@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from kgb_core.candidates import ENTRY_POINT
+from kgb_core.module_contract import MODULE_CLASS
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, MEMOIZERS,
                                            chain_refusal, module_refusal)
@@ -357,6 +358,10 @@ def screen_source(source: str) -> ScreenFinding | None:
             isinstance(t, ast.Name) and t.id == ENTRY_POINT for t in node.targets)
         for node in tree.body
     )
+    # KernelBench's answer, a module class: taken where the operator declares a module
+    # contract (kgb_core/module_contract.py); the runner refuses it anywhere else.
+    defines_entry = defines_entry or any(
+        isinstance(node, ast.ClassDef) and node.name == MODULE_CLASS for node in tree.body)
     if not defines_entry:
         return ScreenFinding(verdicts.SCREEN_REJECTED,
                              f"no top-level `{ENTRY_POINT}` is defined (the candidate contract "

@@ -58,6 +58,10 @@ def _preload(config: dict[str, Any]) -> Any:
 
     from kgb_core import timing  # noqa: F401
     from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
+    # A module-class candidate's adapter and what it calls (kgb_core/module_contract.py):
+    # imported before the integrity guard's record, like every kgb module a runner uses.
+    from kgb_core import module_contract  # noqa: F401
+    import torch.func  # noqa: F401
     from kgb_core.evaluation.launches import LaunchCounter
     from kgb_core.evaluation.recorder import Recording, install_thread_recording
 

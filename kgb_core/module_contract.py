@@ -1,0 +1,100 @@
+"""A candidate written as a module class (KernelBench's ``ModelNew``), called as ``kernel(...)``.
+
+Benchmarks in KernelBench's format ask for an ``nn.Module`` subclass built from the problem's
+constructor arguments, whose ``forward`` takes the problem's inputs. kgb's judge only knows
+``kernel(*arguments)``, and it must hand every value in, weights included, so that it draws
+them from the seed and can rewrite them between calls. An operator whose source declares a
+``ModuleContract`` therefore takes its arguments as
+
+    kernel(*inputs, *state, *init_arguments)
+
+where ``state`` is the problem's parameters and buffers, in its ``state_dict`` order, and a
+``ModelNew`` answer is called through ``module_kernel``: the module is built once per set of
+constructor arguments on the meta device (no values drawn, no work done under the recorders),
+and each call runs its ``forward`` with the state handed in (``torch.func.functional_call``),
+so the candidate computes with the judge's weights, never with its own.
+
+The problem's own reference is called the same way (``kgb_source_kernelbench``): one rule for
+both sides, so that a buffer the reference updates (BatchNorm's running statistics in training
+mode) is an argument both write in place and the judge compares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+MODULE_CLASS = "ModelNew"
+
+
+@dataclass(frozen=True)
+class ModuleContract:
+    """How ``kernel(*arguments)`` splits for a module-class answer: ``inputs`` positional inputs
+    of ``forward``, then one argument per name of ``state`` (the module's parameters and
+    buffers, as ``state_dict`` names them), then the constructor's arguments."""
+
+    inputs: int
+    state: tuple[str, ...]
+    class_name: str = MODULE_CLASS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inputs": self.inputs, "state": list(self.state), "class_name": self.class_name}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModuleContract":
+        return cls(inputs=int(data["inputs"]), state=tuple(str(n) for n in data["state"]),
+                   class_name=str(data.get("class_name") or MODULE_CLASS))
+
+    def split(self, arguments: Sequence[Any]) -> tuple[tuple, tuple, tuple]:
+        """(inputs, state, constructor arguments) of a call's arguments."""
+        end = self.inputs + len(self.state)
+        if len(arguments) < end:
+            raise TypeError(f"expected at least {end} arguments ({self.inputs} inputs and "
+                            f"{len(self.state)} parameters and buffers), got {len(arguments)}")
+        return (tuple(arguments[:self.inputs]), tuple(arguments[self.inputs:end]),
+                tuple(arguments[end:]))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+class ModuleKernel:
+    """``kernel(*arguments)`` over instances of a module class (see the module docstring).
+
+    ``prepare`` builds the instance a call's constructor arguments need; a runner calls it
+    before the call's recorders start (building runs the candidate's ``__init__``, like its
+    import), and a call whose module was not prepared builds it itself."""
+
+    def __init__(self, module_class: Callable[..., Any], contract: ModuleContract) -> None:
+        self.module_class = module_class
+        self.contract = contract
+        self._built: dict[Any, Any] = {}
+
+    def prepare(self, arguments: Sequence[Any]) -> Any:
+        import torch
+
+        _, _, init = self.contract.split(arguments)
+        key = _hashable(init)
+        if key not in self._built:
+            with torch.device("meta"):
+                module = self.module_class(*init)
+            names = list(module.state_dict(keep_vars=True))
+            if sorted(names) != sorted(self.contract.state):
+                missing = sorted(set(self.contract.state) - set(names))
+                extra = sorted(set(names) - set(self.contract.state))
+                raise TypeError(f"{self.contract.class_name} must hold the problem's parameters "
+                                f"and buffers under the problem's names: missing {missing}, "
+                                f"not the problem's {extra}")
+            self._built[key] = module
+        return self._built[key]
+
+    def __call__(self, *arguments: Any) -> Any:
+        import torch
+
+        module = self.prepare(arguments)
+        inputs, state, _ = self.contract.split(arguments)
+        return torch.func.functional_call(module, dict(zip(self.contract.state, state)), inputs,
+                                          strict=True)

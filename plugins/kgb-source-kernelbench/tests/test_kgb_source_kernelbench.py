@@ -1,0 +1,177 @@
+"""The kernelbench source over the suite's own KernelBench-format problems (tests/data/kernelbench/,
+written for kgb, none of KernelBench's files): listed with their cases, answered both ways
+(``kernel(...)`` and ``ModelNew``) end to end, cheats caught, and problem files run only in
+the sandboxed problem host."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kgb_core.adversarial import read_corpus
+from kgb_core.evaluation import verdicts
+from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.sandbox import find_sandbox
+from kgb_core.plugins import load_registry
+
+REPO = Path(__file__).resolve().parents[3]
+PROBLEMS = REPO / "tests" / "data" / "kernelbench"
+ANSWERS = REPO / "tests" / "data" / "kernelbench_candidates"
+CHEATS = read_corpus(REPO / "tests" / "adversarial" / "kernelbench",
+                     sandboxed=find_sandbox().sandboxed)
+UNSCALABLE = "kernelbench.20_LeakyReLU_literal_shapes"
+
+
+def kgb(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from kgb_core.cli import main; main()", *args],
+                          capture_output=True, text=True, timeout=timeout, cwd=str(REPO))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def installed():
+    if "kernelbench" not in load_registry().names("source"):
+        pytest.skip("kgb-source-kernelbench is not installed (scripts/setup.sh installs every "
+                    "distribution under plugins/)")
+
+
+def op_id(stem: str) -> str:
+    from kgb_source_kernelbench import operator_name
+
+    return f"kernelbench.{operator_name(Path(stem + '.py'))}"
+
+
+def test_scaling_keeps_small_integers_and_parity_and_grows_the_heldout_case():
+    from kgb_source_kernelbench import problems
+
+    sizes = {"batch_size": 16, "dim": 16383, "kernel_size": 3, "channels": 64}
+    small = problems.scaled(sizes, 64)
+    assert small["batch_size"] == 16 and small["kernel_size"] == 3  # kept: at most 16
+    assert small["dim"] % 2 == 1 and small["dim"] == 257  # odd stays odd
+    assert small["channels"] == 8  # never below MIN_SCALED
+    heldout = problems.grown(sizes, small)
+    assert heldout["dim"] != small["dim"] and heldout["dim"] % 2 == 1
+    assert heldout["batch_size"] == 16  # what the small case kept, the held-out one keeps
+
+
+def test_ops_lists_every_problem_with_its_cases_and_where_it_came_from():
+    done = kgb("ops", "--source", "kernelbench", "--source-opt",
+               "kernelbench.path=tests/data/kernelbench", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = {op["id"]: op for op in json.loads(done.stdout)}
+    assert set(listed) == {op_id(path.stem) for path in PROBLEMS.glob("*.py")}
+    for op in listed.values():
+        tiers = [case["tier"] for case in op["cases"]]
+        if op["id"] == UNSCALABLE:
+            assert tiers == ["large"] and op["heldout_cases"] == 0
+            assert "cannot be scaled" in op["description"]
+            continue
+        assert tiers == ["small", "large"] and op["heldout_cases"] == 1, op["id"]
+        small, large = op["cases"]
+        assert all(small["params"][k] <= v for k, v in large["params"].items())
+        assert "sha256" in op["description"] and "class ModelNew" in op["description"]
+        assert any(tag.startswith("sha256:") for tag in op["tags"])
+    linear = listed["kernelbench.2_Linear"]
+    assert linear["signature"].startswith("kernel(x, linear_weight, linear_bias, ")
+    assert linear["cases"][1]["reduce_dim"] == load_sizes("2_Linear")["in_features"]
+    batch_norm = listed["kernelbench.33_BatchNorm_training"]
+    assert batch_norm["writes"] == ["bn_running_mean", "bn_running_var", "bn_num_batches_tracked"]
+
+
+def load_sizes(stem: str) -> dict[str, int]:
+    namespace: dict = {}
+    for line in (PROBLEMS / f"{stem}.py").read_text().splitlines():
+        if line and not line[0].isspace() and " = " in line and line.split(" = ")[1].strip().isdigit():
+            name, value = line.split(" = ")
+            namespace[name.strip()] = int(value)
+    return namespace
+
+
+def test_a_files_run_of_both_answer_shapes_passes_and_the_report_shows_the_source(tmp_path):
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    for folder in ANSWERS.iterdir():
+        if folder.is_dir():
+            (answers / f"{op_id(folder.name)}.py").write_text((folder / "kernel.py").read_text())
+            (answers / f"{op_id(folder.name)}.sample1.py").write_text(
+                (folder / "modelnew.py").read_text())
+    config = tmp_path / "run.toml"
+    config.write_text(textwrap.dedent(f"""\
+        [run]
+        sources = ["kernelbench"]
+        backend = "cpu"
+        [sources.kernelbench]
+        path = "tests/data/kernelbench"
+        [method]
+        name = "files"
+        path = "{answers}"
+        [evaluation]
+        seeds = [0]
+        timing = false
+        """))
+    db = tmp_path / "r.db"
+    done = kgb("run", "--config", str(config), "--db", str(db))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
+    (summary,) = report["summary"]
+    assert summary["source"] == "kernelbench"
+    assert summary["skipped"] == 1  # the problem with literal shapes: no small case to run
+    assert summary["correct"] == summary["operators"] == len(list(PROBLEMS.glob("*.py"))) - 1
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT op, sample, verdict FROM results").fetchall()
+    assert len(rows) == 2 * len(list(PROBLEMS.glob("*.py")))  # each: kernel(...) and ModelNew
+    assert all(verdict == "pass" for op, _, verdict in rows if op != UNSCALABLE), rows
+
+
+@pytest.fixture(scope="module")
+def evaluator():
+    settings = EvaluationSettings(seeds=(0, 1), timeout_s=120, timing=False, screen=False,
+                                  source_options={"kernelbench": {"path": str(PROBLEMS)}})
+    with Evaluator.for_backend(load_registry().backend("cpu"), settings) as made:
+        yield made
+
+
+@pytest.mark.parametrize("cheat", CHEATS, ids=[cheat.name for cheat in CHEATS])
+def test_each_cheat_gets_its_verdict_and_the_honest_answer_then_passes(evaluator, cheat):
+    result = evaluator.evaluate(cheat.op, cheat.text)
+    assert result.verdict == cheat.expect, f"{result.verdict}: {result.message}"
+    folder = next(f for f in ANSWERS.iterdir() if f.is_dir() and op_id(f.name) == cheat.op)
+    honest = evaluator.evaluate(cheat.op, (folder / "kernel.py").read_text())
+    assert honest.verdict == verdicts.PASS, honest.message
+
+
+def test_a_timed_eval_times_the_reference_in_the_problem_host():
+    done = kgb("eval", "--op", "kernelbench.19_ReLU", "--source-opt",
+               "kernelbench.path=tests/data/kernelbench", "--seed", "0", "--json",
+               str(ANSWERS / "19_ReLU" / "modelnew.py"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["verdict"] == "pass", result["message"]
+    (timing,) = result["timings"]
+    assert timing["reference"]["median_ms"] > 0 and timing["reference"]["label"]
+
+
+def test_a_problem_file_runs_only_in_the_sandbox_and_a_broken_one_is_no_operator(tmp_path):
+    if not find_sandbox().sandboxed:
+        pytest.skip("no sandbox here")
+    folder = tmp_path / "problems"
+    folder.mkdir()
+    (folder / "1_ReLU.py").write_text((PROBLEMS / "19_ReLU.py").read_text())
+    planted = REPO / "planted_by_a_problem_file.txt"
+    (folder / "2_Writes.py").write_text(textwrap.dedent(f"""\
+        import pathlib
+        pathlib.Path({str(planted)!r}).write_text("escaped")
+        """) + (PROBLEMS / "19_ReLU.py").read_text())
+    done = kgb("ops", "--source", "kernelbench", "--source-opt",
+               f"kernelbench.path={folder}", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [op["id"] for op in json.loads(done.stdout)] == ["kernelbench.1_ReLU"]
+    assert "2_Writes.py is no operator" in done.stderr and "Read-only" in done.stderr
+    assert not planted.exists()
+    assert not os.path.exists(folder / "escaped")
