@@ -21,6 +21,7 @@
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # callcost (runner_call_cost.py and exchange_cost.py on the GPU), owed (the checks this kgb
 # still owes a GPU, one step),
+# kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
 # (scripts/device_wheels.sh) for the queue step, which needs the openai SDK.
@@ -152,6 +153,12 @@ for step in $steps; do
             --op aten.addmm --workers 6
         timeout 60 python3 benchmarks/exchange_cost.py --device cuda --mb 4,64,512 --repeat 3
       } > "$OUT/owed.txt" 2>&1 ;;
+    kernelbench)
+      # Issue 23 on the GPU: the suite's KernelBench-format problems, answers timed by kgb, and
+      # the kernelbench cheats, each beside a plain in-process check in KernelBench's style.
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/kernelbench_checks.py \
+          --backend nvidia > "$OUT/kernelbench.txt" 2>&1
+      echo "kernelbench exit $?" >> "$OUT/kernelbench.txt" ;;
     callcost)
       # Where a checked call's time goes inside a runner (runner_call_cost.py, in-process) and
       # what its tensors cost to cross the boundary by size (exchange_cost.py), on the device;
