@@ -27,6 +27,9 @@ import torch
 KEEP_UP_TO = 16
 MIN_SCALED = 8
 SMALL_ELEMENTS = 1 << 16
+# Where no scaling fits SMALL_ELEMENTS, the least that fits this (still seconds in Triton's
+# interpreter for one case).
+SMALL_CAP = 1 << 18
 # The held-out case: each scaled size grown by about this fraction (an even step: parity kept).
 HELDOUT_GROWTH = 0.25
 
@@ -54,37 +57,49 @@ def load(path: str) -> ModuleType:
     return module
 
 
-def sizes(module: ModuleType) -> dict[str, int]:
-    """The module-level integers, in the file's order (booleans are no sizes)."""
-    return {name: value for name, value in vars(module).items()
-            if type(value) is int and not name.startswith("_")}
+def _is_size(value: Any) -> bool:
+    """An integer, or a tuple of integers (``input_shape = (4096,)``, ``kernel_size = (3, 5)``)."""
+    if type(value) is int:
+        return True
+    return type(value) is tuple and bool(value) and all(type(v) is int for v in value)
 
 
-def scaled(params: dict[str, int], divisor: int) -> dict[str, int]:
-    out = {}
-    for name, value in params.items():
-        if abs(value) <= KEEP_UP_TO or divisor == 1:
-            out[name] = value
-            continue
-        new = max(MIN_SCALED, round(value / divisor))
-        if new % 2 != value % 2:
-            new += 1
-        out[name] = min(new, value)
-    return out
+def sizes(module: ModuleType) -> dict[str, Any]:
+    """The module-level sizes, in the file's order (booleans are no sizes); tuples as lists,
+    so that a case's parameters are JSON."""
+    return {name: list(value) if isinstance(value, tuple) else value
+            for name, value in vars(module).items()
+            if not name.startswith("_") and _is_size(value)}
 
 
-def grown(params: dict[str, int], shown: dict[str, int]) -> dict[str, int]:
+def _scaled_one(value: int, divisor: int, keep: int = KEEP_UP_TO) -> int:
+    if abs(value) <= keep or divisor == 1:
+        return value
+    new = max(MIN_SCALED, round(value / divisor))
+    if new % 2 != value % 2:
+        new += 1
+    return min(new, value)
+
+
+def scaled(params: dict[str, Any], divisor: int, keep: int = KEEP_UP_TO) -> dict[str, Any]:
+    return {name: [_scaled_one(v, divisor, keep) for v in value] if isinstance(value, list)
+            else _scaled_one(value, divisor, keep) for name, value in params.items()}
+
+
+def _grown_one(value: int, original: int) -> int:
+    return value + 2 * max(1, round(value * HELDOUT_GROWTH / 2)) if value != original else value
+
+
+def grown(params: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any]:
     """The held-out case: every size the small case scaled, grown by an even step."""
-    out = dict(shown)
-    for name, value in shown.items():
-        if value != params[name]:
-            out[name] = value + 2 * max(1, round(value * HELDOUT_GROWTH / 2))
-    return out
+    return {name: [_grown_one(v, o) for v, o in zip(value, params[name])]
+            if isinstance(value, list) else _grown_one(value, params[name])
+            for name, value in shown.items()}
 
 
-def _set(module: ModuleType, params: dict[str, int]) -> None:
+def _set(module: ModuleType, params: dict[str, Any]) -> None:
     for name, value in params.items():
-        setattr(module, name, value)
+        setattr(module, name, tuple(value) if isinstance(value, list) else value)
 
 
 def build(module: ModuleType, params: dict[str, int], seed: int) -> tuple[list, Any, list]:
@@ -186,24 +201,34 @@ def trace(module: ModuleType, params: dict[str, int], device: str = "meta") -> d
             "bytes": float(moved), "reduce_dim": terms.terms}
 
 
-def small_params(module: ModuleType, params: dict[str, int]) -> tuple[dict[str, int], str]:
-    """The small case's sizes, and '' or why the problem cannot be scaled."""
-    last = None
-    for power in range(0, 21):
-        candidate = scaled(params, 1 << power)
-        if candidate == last:
-            break
-        last = candidate
-        try:
-            if trace(module, candidate)["largest"] <= SMALL_ELEMENTS:
-                return candidate, ""
-        except Exception as error:  # noqa: BLE001 - a size the model refuses: scale further
-            why = f"{type(error).__name__}: {error}"
-            continue
-    if not any(abs(v) > KEEP_UP_TO for v in params.values()):
+def small_params(module: ModuleType, params: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The small case's sizes, and '' or why the problem cannot be scaled: the least scaling
+    whose largest tensor holds at most ``SMALL_ELEMENTS`` values; where none does (a 5-D
+    convolution whose every dimension is at its floor), the smallest that traces, up to
+    ``SMALL_CAP`` values."""
+    if scaled(params, 1 << 20) == params:
         return params, "its shapes are not read from module-level integers"
-    return params, (f"no scaling of its module-level sizes fits {SMALL_ELEMENTS} elements"
-                    + (f" ({why})" if "why" in locals() else ""))
+    tried: list[tuple[int, dict[str, Any]]] = []
+    why = ""
+    # Sizes up to KEEP_UP_TO kept first; where nothing fits, those above MIN_SCALED scaled too
+    # (a 5-D convolution's batch of 16).
+    for keep in (KEEP_UP_TO, MIN_SCALED):
+        for power in range(1, 21):
+            candidate = scaled(params, 1 << power, keep)
+            if tried and candidate == tried[-1][1]:
+                break
+            try:
+                largest = trace(module, candidate)["largest"]
+            except Exception as error:  # noqa: BLE001 - a size the model refuses: scale on
+                why = f" ({type(error).__name__}: {str(error)[:160]})"
+                continue
+            if largest <= SMALL_ELEMENTS:
+                return candidate, ""
+            tried.append((largest, candidate))
+    fitting = [entry for entry in tried if entry[0] <= SMALL_CAP]
+    if fitting:
+        return min(fitting, key=lambda entry: entry[0])[1], ""
+    return params, f"no scaling of its module-level sizes fits {SMALL_CAP} elements{why}"
 
 
 def signature_names(function: Any, skip_self: bool, prefix: str, count: int) -> list[str]:
