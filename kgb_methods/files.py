@@ -1,7 +1,8 @@
 """The ``files`` method: score kernels that were generated elsewhere.
 
 A lab that ran its own model hands kgb either a directory laid out as ``<op_id>.py`` (sample 0)
-and ``<op_id>.sample<k>.py`` (sample k), or a JSONL file with one generation per line:
+and ``<op_id>.sample<k>.py`` (sample k) (or BackendBench's ``<op>/<op>_implementation_v<k>.py``,
+for ``aten.<op>``: docs/backendbench.md), or a JSONL file with one generation per line:
 ``{"op": "aten.softmax", "sample": 0, "code": "..."}`` (or ``"answer"``: a model's raw answer,
 whose code is extracted), with optional ``prompt_tokens``, ``completion_tokens`` and
 ``cost_usd`` that the store keeps. An operator with no file gets the verdict ``no_candidate``.
@@ -37,6 +38,29 @@ def _from_directory(folder: Path) -> dict[str, list[Candidate]]:
         sample = int(match.group("sample") or 0)
         found.setdefault(match.group("op"), []).append(
             Candidate(source=path.read_text(errors="replace"), sample=sample, origin=str(path)))
+    for op_id, candidates in _from_backendbench(folder).items():
+        found.setdefault(op_id, []).extend(candidates)
+    return found
+
+
+def _from_backendbench(folder: Path) -> dict[str, list[Candidate]]:
+    """BackendBench's directory layout (its ``generated_kernels/``): ``<op>/<op>_implementation_v<k>.py``
+    defining ``<op>_kernel_impl(*args, **kwargs)``, for ATen's ``<op>``. Each becomes a
+    candidate for kgb's ``aten.<op>`` (sample k-1) with ``kernel(*args)`` calling it: kgb calls
+    it with its own signature's positional arguments, which docs/backendbench.md maps onto
+    ATen's overloads."""
+    found: dict[str, list[Candidate]] = {}
+    for path in sorted(folder.glob("*/*_implementation_v*.py")):
+        op = path.parent.name
+        match = re.fullmatch(rf"{re.escape(op)}_implementation_v(\d+)\.py", path.name)
+        if match is None or int(match.group(1)) < 1:
+            continue
+        source = path.read_text(errors="replace")
+        source += (f"\n\n# kgb: BackendBench's entry point, called with kgb's positional "
+                   f"arguments (docs/backendbench.md)\ndef kernel(*args):\n"
+                   f"    return {op}_kernel_impl(*args)\n")
+        found.setdefault(f"aten.{op}", []).append(
+            Candidate(source=source, sample=int(match.group(1)) - 1, origin=str(path)))
     return found
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
+import sys
 
-from conftest import KERNELS, kgb
+from conftest import KERNELS, REPO, kgb
 
 
 def test_a_directory_of_submissions_is_scored_per_operator(tmp_path, registry):
@@ -100,3 +103,30 @@ def test_samples_selects_what_the_file_holds_and_says_what_is_missing(tmp_path, 
     assert [c.sample for c in taken] == list(range(6))
     assert said == ["method files: six.jsonl holds 6 of samples 0-7 of aten.relu (6 in all); "
                     "pass@8 counts those"]
+
+
+def test_backendbench_folders_are_candidates_for_kgbs_aten_ops(tmp_path):
+    """BackendBench's layout (<op>/<op>_implementation_v<k>.py defining <op>_kernel_impl) reads
+    as samples of aten.<op>, called with kgb's positional arguments (docs/backendbench.md)."""
+    folder = tmp_path / "generated_kernels" / "relu"
+    folder.mkdir(parents=True)
+    body = (KERNELS / "relu_backendbench.py").read_text()
+    (folder / "relu_implementation_v1.py").write_text(body)
+    (folder / "relu_implementation_v2.py").write_text(body.replace("tl.maximum(x, 0.0)", "x"))
+    (folder / "relu_notes.py").write_text("# not an implementation file\n")
+    config = tmp_path / "run.toml"
+    config.write_text(f'[run]\nops = ["aten.relu"]\nbackend = "cpu"\n'
+                      f'[method]\nname = "files"\npath = "{folder.parent}"\n'
+                      f'[evaluation]\nseeds = [0]\ntiming = false\n')
+    db = tmp_path / "r.db"
+    done = kgb("run", "--config", str(config), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    rows = sqlite3.connect(db).execute(
+        "SELECT sample, verdict FROM results ORDER BY sample").fetchall()
+    assert rows == [(0, "pass"), (1, "wrong_output")]
+
+
+def test_the_backendbench_mapping_document_is_current():
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "backendbench_mapping.py"),
+                           "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

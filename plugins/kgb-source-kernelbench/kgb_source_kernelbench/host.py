@@ -185,6 +185,10 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     host = Host(folder, device, backend_module, backend_name)
+    if device != "cpu":
+        # The backend's own device setup, as the judge's references get it: on NVIDIA, TF32
+        # off in cuBLAS and cuDNN, so an fp32 convolution's reference is fp32.
+        host._backend()
     protocol.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         if not line.strip():
