@@ -1,6 +1,8 @@
-"""A candidate written as a module class (KernelBench's ``ModelNew``), called as ``kernel(...)``.
+"""Candidates in other benchmarks' answer shapes, called as ``kernel(...)``.
 
-Benchmarks in KernelBench's format ask for an ``nn.Module`` subclass built from the problem's
+GPU MODE's ``custom_kernel(data)`` takes the problem's data as one value (``PackedContract``:
+the tuple of kgb's arguments, or the one argument). KernelBench's is a module class
+(``ModuleContract``): an ``nn.Module`` subclass built from the problem's
 constructor arguments, whose ``forward`` takes the problem's inputs. kgb's judge only knows
 ``kernel(*arguments)``, and it must hand every value in, weights included, so that it draws
 them from the seed and can rewrite them between calls. An operator whose source declares a
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 MODULE_CLASS = "ModelNew"
+# GPU MODE's answer: ``custom_kernel(data)``, data being what the problem's generate_input made.
+PACKED_FUNCTION = "custom_kernel"
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,8 @@ class ModuleContract:
     class_name: str = MODULE_CLASS
 
     def to_dict(self) -> dict[str, Any]:
-        return {"inputs": self.inputs, "state": list(self.state), "class_name": self.class_name}
+        return {"kind": "module", "inputs": self.inputs, "state": list(self.state),
+                "class_name": self.class_name}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ModuleContract":
@@ -53,6 +58,53 @@ class ModuleContract:
                             f"{len(self.state)} parameters and buffers), got {len(arguments)}")
         return (tuple(arguments[:self.inputs]), tuple(arguments[self.inputs:end]),
                 tuple(arguments[end:]))
+
+    def adapter(self, namespace: dict[str, Any]) -> "ModuleKernel | None":
+        """The candidate's module class made ``kernel(...)``, or None where it has none."""
+        found = namespace.get(self.class_name)
+        return ModuleKernel(found, self) if isinstance(found, type) else None
+
+
+@dataclass(frozen=True)
+class PackedContract:
+    """A candidate answering ``function(data)`` (GPU MODE's ``custom_kernel``), where ``data``
+    is the problem's input as one value: the tuple of kgb's arguments, or the one argument
+    itself where ``single``."""
+
+    single: bool = False
+    function: str = PACKED_FUNCTION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "packed", "single": self.single, "function": self.function}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PackedContract":
+        return cls(single=bool(data.get("single")),
+                   function=str(data.get("function") or PACKED_FUNCTION))
+
+    def adapter(self, namespace: dict[str, Any]) -> "PackedKernel | None":
+        found = namespace.get(self.function)
+        return PackedKernel(found, self.single) if callable(found) else None
+
+
+def contract_from_dict(data: dict[str, Any]) -> "ModuleContract | PackedContract":
+    """A contract as a load request carries it (``to_dict``)."""
+    return PackedContract.from_dict(data) if data.get("kind") == "packed" \
+        else ModuleContract.from_dict(data)
+
+
+class PackedKernel:
+    """``kernel(*arguments)`` calling ``function(data)``; nothing to build beforehand."""
+
+    def __init__(self, function: Callable[..., Any], single: bool) -> None:
+        self.function = function
+        self.single = single
+
+    def prepare(self, arguments: Sequence[Any]) -> None:
+        return None
+
+    def __call__(self, *arguments: Any) -> Any:
+        return self.function(arguments[0] if self.single else tuple(arguments))
 
 
 def _hashable(value: Any) -> Any:

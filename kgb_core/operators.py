@@ -224,9 +224,13 @@ class OperatorSpec:
     # A dtype's rtol computed per case, in place of rtol_overrides' or DEFAULT_RTOL's, where
     # rounding itself grows with the case (a product of N fp32 factors); atol is kept.
     case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] = field(default_factory=dict)
-    # A candidate may be a module class instead of ``kernel`` (KernelBench's ``ModelNew``):
-    # how the arguments split for it (kgb_core/module_contract.py).
+    # A candidate may answer in another benchmark's shape instead of ``kernel``: KernelBench's
+    # ``ModelNew`` class, GPU MODE's ``custom_kernel(data)`` (kgb_core/module_contract.py).
     module_contract: Any = None
+    # Where the problem defines its own check of an output (GPU MODE's check_implementation):
+    # (the inputs as drawn, the candidate's output) -> "" when right, else why not. It replaces
+    # the tolerance comparison with the reference everywhere the judge compares.
+    check_output: Callable[[Sequence[Any], Any], str] | None = None
     # Where the reference must not run in the judge's process (a problem file is code, run in
     # a sandboxed process of its own): times the baseline there, given the timing settings and
     # the input sets, returning a kgb_core.timing.Timing. None: the judge times ``baseline``.

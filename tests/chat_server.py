@@ -54,12 +54,14 @@ class ChatServer:
                         reply = server.script.pop(0) if server.script else Reply(status=500)
                     server._in_flight += 1
                     server.in_flight_max = max(server.in_flight_max, server._in_flight)
+                # Out of flight before the reply is written: a caller that has its answer may
+                # send its next request at once, which must not find this one still counted.
                 try:
                     time.sleep(reply.delay_s)
-                    self._reply(body, reply)
                 finally:
                     with server._lock:
                         server._in_flight -= 1
+                self._reply(body, reply)
 
             def _reply(self, body: dict[str, Any], reply: Reply) -> None:
                 if reply.status != 200:

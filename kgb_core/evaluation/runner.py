@@ -152,13 +152,11 @@ def load_kernel(path: str, contract: Any = None) -> tuple[Callable[..., Any], An
     kernel = vars(module).get(ENTRY_POINT)
     if callable(kernel):
         return kernel, None
-    module_class = vars(module).get(contract.class_name) if contract is not None else None
-    if isinstance(module_class, type):
-        from kgb_core.module_contract import ModuleKernel
-
-        adapter = ModuleKernel(module_class, contract)
+    adapter = contract.adapter(vars(module)) if contract is not None else None
+    if adapter is not None:
         return adapter, adapter
-    wanted = f"`{ENTRY_POINT}`" + (f" or class `{contract.class_name}`" if contract else "")
+    other = getattr(contract, "class_name", None) or getattr(contract, "function", None)
+    wanted = f"`{ENTRY_POINT}`" + (f" or `{other}`" if other else "")
     raise CandidateFailure(verdicts.SCREEN_REJECTED,
                            f"{wanted} is missing or not callable after import")
 
@@ -258,9 +256,9 @@ class Runner:
             self.path = os.path.join(self.io_dir, request["file"])
             contract = request.get("module_contract")
             if contract is not None:
-                from kgb_core.module_contract import ModuleContract
+                from kgb_core.module_contract import contract_from_dict
 
-                contract = ModuleContract.from_dict(contract)
+                contract = contract_from_dict(contract)
             self.kernel, self.module_adapter = load_kernel(self.path, contract)
             self._check_integrity("while being imported")
             self._check_import_left_nothing_running()

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from kgb_core.candidates import ENTRY_POINT
-from kgb_core.module_contract import MODULE_CLASS
+from kgb_core.module_contract import MODULE_CLASS, PACKED_FUNCTION
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, MEMOIZERS,
                                            chain_refusal, module_refusal)
@@ -360,8 +360,11 @@ def screen_source(source: str) -> ScreenFinding | None:
     )
     # KernelBench's answer, a module class: taken where the operator declares a module
     # contract (kgb_core/module_contract.py); the runner refuses it anywhere else.
+    # GPU MODE's, custom_kernel(data), likewise.
     defines_entry = defines_entry or any(
-        isinstance(node, ast.ClassDef) and node.name == MODULE_CLASS for node in tree.body)
+        (isinstance(node, ast.ClassDef) and node.name == MODULE_CLASS)
+        or (isinstance(node, ast.FunctionDef) and node.name == PACKED_FUNCTION)
+        for node in tree.body)
     if not defines_entry:
         return ScreenFinding(verdicts.SCREEN_REJECTED,
                              f"no top-level `{ENTRY_POINT}` is defined (the candidate contract "

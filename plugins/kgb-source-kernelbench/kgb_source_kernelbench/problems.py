@@ -97,7 +97,7 @@ def grown(params: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any]:
             for name, value in shown.items()}
 
 
-def _set(module: ModuleType, params: dict[str, Any]) -> None:
+def set_sizes(module: ModuleType, params: dict[str, Any]) -> None:
     for name, value in params.items():
         setattr(module, name, tuple(value) if isinstance(value, list) else value)
 
@@ -105,7 +105,7 @@ def _set(module: ModuleType, params: dict[str, Any]) -> None:
 def build(module: ModuleType, params: dict[str, int], seed: int) -> tuple[list, Any, list]:
     """(inputs, model, constructor arguments) for a case, drawn from ``seed`` as KernelBench
     draws them (the global generator seeded, the model built, then its inputs)."""
-    _set(module, params)
+    set_sizes(module, params)
     torch.manual_seed(seed)
     init = list(module.get_init_inputs())
     model = module.Model(*init)

@@ -19,6 +19,7 @@ from kgb_core.adversarial import read_corpus
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.sandbox import find_sandbox
+from kgb_core.evaluation.screen import screen_source
 from kgb_core.plugins import load_registry
 
 REPO = Path(__file__).resolve().parents[3]
@@ -139,6 +140,8 @@ def evaluator():
 
 @pytest.mark.parametrize("cheat", CHEATS, ids=[cheat.name for cheat in CHEATS])
 def test_each_cheat_gets_its_verdict_and_the_honest_answer_then_passes(evaluator, cheat):
+    finding = screen_source(cheat.text)  # what its header says of the static screen
+    assert (finding is not None) == cheat.screen_rejects, finding
     result = evaluator.evaluate(cheat.op, cheat.text)
     assert result.verdict == cheat.expect, f"{result.verdict}: {result.message}"
     folder = next(f for f in ANSWERS.iterdir() if f.is_dir() and op_id(f.name) == cheat.op)

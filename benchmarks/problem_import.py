@@ -1,10 +1,10 @@
-"""How much of a folder of KernelBench problems kgb can run on the CPU backend.
+"""How much of a folder of another benchmark's problems kgb can run on the CPU backend.
 
-``python benchmarks/kernelbench_import.py DIR [DIR ...]`` (a checkout's
-``KernelBench/level1``, ``level2``): each folder through the kernelbench source, as
-``kgb ops`` lists it, then for every operator its small case (and held-out one) drawn and its
-reference run through the problem host on the CPU, as the judge does before it checks a
-candidate there. Prints one line per problem that fails a step, and per folder: problems,
+``python benchmarks/problem_import.py DIR [DIR ...]`` (a KernelBench checkout's
+``KernelBench/level1``, ``level2``), or ``--source gpumode DIR`` (GPU MODE's
+``problems/pmpp``): each folder through the source, as ``kgb ops`` lists it, then for every
+operator its small cases (held-out ones included) drawn and its reference run through the
+problem host on the CPU, as the judge does before it checks a candidate there. Prints one line per problem that fails a step, and per folder: problems,
 operators, operators with a small case, operators whose small cases ran, and the slowest.
 The importer's bar (issue 23): at least 95 % of level 1 and level 2 run.
 """
@@ -23,11 +23,14 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--source", default="kernelbench", choices=("kernelbench", "gpumode"))
     args = parser.parse_args()
     registry = load_registry()
-    source = registry.source("kernelbench")
+    source = registry.source(args.source)
     for folder in args.folders:
-        files = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+        files = (sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+                 if args.source == "kernelbench" else
+                 sorted(p for p in folder.iterdir() if (p / "task.yml").is_file()))
         with warnings.catch_warnings(record=True) as refused:
             warnings.simplefilter("always")
             source.configure({"path": str(folder)})
@@ -51,9 +54,9 @@ def main() -> None:
             ran += 1
             slowest.append((time.monotonic() - started, spec.id))
         slowest.sort(reverse=True)
-        print(f"{folder}: {len(files)} files, {len(specs)} operators (listed in {listed_s:.1f} s), "
+        print(f"{folder}: {len(files)} problems, {len(specs)} operators (listed in {listed_s:.1f} s), "
               f"{len(with_small)} with a small case, {ran} ran on the CPU "
-              f"({100.0 * ran / max(1, len(files)):.1f} % of the files); slowest: "
+              f"({100.0 * ran / max(1, len(files)):.1f} % of the problems); slowest: "
               + ", ".join(f"{name} {seconds:.1f} s" for seconds, name in slowest[:3]))
 
 

@@ -1,0 +1,181 @@
+"""A problem host: the sandboxed process that runs another benchmark's problem files.
+
+Problem files in other benchmarks' formats (KernelBench's, GPU MODE's) are code: loading one
+runs it. So neither the harness nor the judge imports them. A source plugin for such a format
+names a server module (``python -m <module> FOLDER DEVICE BACKEND_MODULE BACKEND``, built on
+``kgb_core.problem_server``), and this side starts it in the same OS sandbox as candidates'
+runners, with the problem folder readable and a work folder of its own writable, and asks it
+one JSON line per request; tensors cross as files of raw bytes with a JSON description
+(``kgb_core.evaluation.exchange``), never a pickle.
+
+One host per (server module, problem folder, device) per process, started on first use, ended
+with the process (its stdin closes; bubblewrap's ``--die-with-parent`` ends it if this
+process is killed). It sees nothing of kgb's sources or store: the same masks as a runner's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Any, Sequence
+
+# How long one request may take: a large case's draw on the host, or its timing.
+REQUEST_TIMEOUT_S = 600.0
+STARTUP_TIMEOUT_S = 120.0
+# Largest reply file read back (the largest case KernelBench has is a few GB).
+READ_LIMIT_BYTES = 64 << 30
+
+
+class ProblemHostError(RuntimeError):
+    """The host failed a request (the problem raised, or the host died); the message says."""
+
+
+class ProblemHost:
+    def __init__(self, server: str, device: str, folder: str) -> None:
+        from kgb_core.evaluation import sandbox
+
+        self.device = device
+        self.folder = tempfile.mkdtemp(prefix="kgb-problems-")
+        self.files = 0
+        self.lock = threading.Lock()
+        tool = sandbox.find_sandbox()
+        self.backend_name, backend_module, device_files = _backend()
+        program = [sys.executable, "-P", "-m", server, self.folder, device, backend_module,
+                   self.backend_name]
+        masked = sandbox.source_locations(_source_modules(server))
+        masked += [path for path in os.environ.get("KGB_HIDDEN_PATHS", "").split(os.pathsep)
+                   if path]
+        command = sandbox.command(tool, program, writable=[self.folder],
+                                  devices=sandbox.device_paths(device_files), masked=masked,
+                                  readable=[folder])
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS"))}
+        # Its home, temporary files and caches in its own folder: the rest is read-only.
+        for variable, name in (("HOME", "home"), ("TMPDIR", "tmp"),
+                               ("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
+            env[variable] = os.path.join(self.folder, name)
+            os.makedirs(env[variable], exist_ok=True)
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env,
+                                        start_new_session=True)
+        self.stderr: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        self._reply(STARTUP_TIMEOUT_S)
+
+    def _drain(self) -> None:
+        for line in self.process.stderr:
+            self.stderr = (self.stderr + [line])[-40:]
+
+    def _reply(self, timeout_s: float) -> dict[str, Any]:
+        result: list[str] = []
+        reader = threading.Thread(target=lambda: result.append(self.process.stdout.readline()),
+                                  daemon=True)
+        reader.start()
+        reader.join(timeout_s)
+        if not result or not result[0]:
+            self.close()
+            raise ProblemHostError("the problem host " + ("timed out" if not result else "died")
+                                   + ": " + "".join(self.stderr[-10:]).strip()[-1500:])
+        reply = json.loads(result[0])
+        if "error" in reply:
+            raise ProblemHostError(reply["error"])
+        return reply
+
+    def request(self, payload: dict[str, Any], values: Any = None) -> dict[str, Any]:
+        """Send ``payload`` (with ``values`` written to a file of the folder); the reply."""
+        from kgb_core.evaluation import exchange
+
+        with self.lock:
+            if self.process.poll() is not None:
+                raise ProblemHostError("the problem host has exited: "
+                                       + "".join(self.stderr[-10:]).strip()[-1500:])
+            if values is not None:
+                packed = exchange.pack(values)
+                self.files += 1
+                name = f"request-{self.files}.bin"
+                packed.write(os.path.join(self.folder, name))
+                payload = {**payload, "tree": packed.tree, "file": name}
+            self.process.stdin.write(json.dumps(payload) + "\n")
+            self.process.stdin.flush()
+            return self._reply(REQUEST_TIMEOUT_S)
+
+    def values(self, reply: dict[str, Any], device: str) -> Any:
+        """The values a reply's file holds, rebuilt on ``device``; the file is removed."""
+        from kgb_core.evaluation import exchange
+
+        path = os.path.join(self.folder, os.path.basename(reply["file"]))
+        try:
+            blob = exchange.read_file(path, READ_LIMIT_BYTES)
+        finally:
+            os.unlink(path)
+        return exchange.unpack(reply["tree"], blob, device)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _source_modules(server: str) -> list[str]:
+    """Every operator source's module but the server's own (what a runner's sandbox masks)."""
+    from kgb_core.plugins import load_registry
+
+    own = server.partition(".")[0]
+    return [plugin.module for plugin in load_registry().plugins
+            if any(kind == "source" for kind, _ in plugin.provides)
+            and plugin.module.partition(".")[0].partition(":")[0] != own]
+
+
+def _backend() -> tuple[str, str, list[str]]:
+    """The judge's backend (name, the module that registers it, its device files), or the CPU
+    backend's where this process is no judge (``kgb ops`` describing problems)."""
+    from kgb_core.plugins import load_registry
+
+    registry = load_registry()
+    name = os.environ.get("KGB_WORKER_BACKEND") or "cpu"
+    provider = registry.provider("backend", name)
+    backend = registry.backend(name)
+    module = provider.module if provider else type(backend).__module__
+    return name, module, list(backend.sandbox_device_files())
+
+
+_hosts: dict[tuple[str, str, str], ProblemHost] = {}
+_hosts_lock = threading.Lock()
+
+
+def host(server: str, folder: str, device: str = "cpu") -> ProblemHost:
+    """This process's host running ``server`` on ``device``, reading the problems of
+    ``folder``: one per server, folder and device, started again if it died."""
+    key = (server, os.path.realpath(folder), str(device))
+    with _hosts_lock:
+        found = _hosts.get(key)
+        if found is None or found.process.poll() is not None:
+            found = _hosts[key] = ProblemHost(server, key[2], key[1])
+        return found
+
+
+@atexit.register
+def _close_all() -> None:
+    for found in list(_hosts.values()):
+        found.close()
+    _hosts.clear()
+
+
+def device_of(arguments: Sequence[Any]) -> str:
+    """The device of the first tensor among ``arguments`` (the CPU where none is)."""
+    import torch
+
+    for value in arguments:
+        if isinstance(value, torch.Tensor):
+            return str(value.device)
+    return "cpu"
