@@ -94,14 +94,14 @@ def contract_from_dict(data: dict[str, Any]) -> "ModuleContract | PackedContract
 
 
 class PackedKernel:
-    """``kernel(*arguments)`` calling ``function(data)``; nothing to build beforehand."""
+    """``kernel(*arguments)`` calling ``function(data)``; nothing to build beforehand
+    (``builds``: whether a runner prepares it before a call)."""
+
+    builds = False
 
     def __init__(self, function: Callable[..., Any], single: bool) -> None:
         self.function = function
         self.single = single
-
-    def prepare(self, arguments: Sequence[Any]) -> None:
-        return None
 
     def __call__(self, *arguments: Any) -> Any:
         return self.function(arguments[0] if self.single else tuple(arguments))
@@ -119,6 +119,8 @@ class ModuleKernel:
     ``prepare`` builds the instance a call's constructor arguments need; a runner calls it
     before the call's recorders start (building runs the candidate's ``__init__``, like its
     import), and a call whose module was not prepared builds it itself."""
+
+    builds = True
 
     def __init__(self, module_class: Callable[..., Any], contract: ModuleContract) -> None:
         self.module_class = module_class

@@ -23,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 import threading
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 # How long one request may take: a large case's draw on the host, or its timing.
 REQUEST_TIMEOUT_S = 600.0
@@ -179,3 +180,34 @@ def device_of(arguments: Sequence[Any]) -> str:
         if isinstance(value, torch.Tensor):
             return str(value.device)
     return "cpu"
+
+
+def described(source: str, problems: Sequence[Any], describe: Callable[[Any], Any],
+              make: Callable[[Any, Any], Any]) -> list[Any]:
+    """``make(problem, describe(problem))`` for each problem the host can describe; one that it
+    cannot is no operator, with a warning saying why (``kgb ops`` prints it)."""
+    import warnings
+
+    made = []
+    for problem in problems:
+        try:
+            description = describe(problem)
+        except ProblemHostError as error:
+            warnings.warn(f"{source}: {Path(str(problem)).name} is no operator: {error}",
+                          stacklevel=3)
+            continue
+        made.append(make(problem, description))
+    return made
+
+
+def problem_folder_source(name: str, description: str,
+                          build: Callable[..., Sequence[Any]]) -> Any:
+    """A source whose one option, ``path``, is the folder of another benchmark's problems:
+    resolved where kgb was started, masked from candidates' runners."""
+    from kgb_core.operators import OperatorSource
+
+    def hidden(path: str = "") -> list[str]:
+        return [os.path.abspath(os.path.expanduser(path))] if path else []
+
+    return OperatorSource(name=name, description=description, build=build,
+                          options={"path": ""}, hidden=hidden, path_options=frozenset({"path"}))

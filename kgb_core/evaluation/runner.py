@@ -450,7 +450,7 @@ class Runner:
     def _prepare(self, sets: list[list[Any]]) -> None:
         """Build a module-class candidate for these calls' constructor arguments, outside the
         recorders like its import, and with the same checks after it."""
-        if self.module_adapter is None:
+        if self.module_adapter is None or not self.module_adapter.builds:
             return
         for inputs in sets:
             try:

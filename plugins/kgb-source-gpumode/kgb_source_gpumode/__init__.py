@@ -24,13 +24,12 @@ and ``reference.py`` (a checkout's ``problems/pmpp``, say) is the operator
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 from typing import Any, Mapping
 
 from kgb_core import hookimpl
-from kgb_core.operators import KNOWN_DTYPES, LARGE, SMALL, OperatorSource, OperatorSpec, ShapeCase
+from kgb_core.operators import KNOWN_DTYPES, LARGE, SMALL, OperatorSpec, ShapeCase
 
 __version__ = "0.1.0"
 
@@ -145,31 +144,20 @@ def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
 
 def build(path: str = "") -> list[OperatorSpec]:
     """The operators of every problem folder in ``path`` (none while it is unset)."""
-    import warnings
+    from kgb_core.problem_host import described, host
 
-    from kgb_core.problem_host import ProblemHostError, host
+    def describe(folder: Path) -> dict[str, Any]:
+        where = folder.resolve()
+        return host(SERVER, str(where.parent)).request(
+            {"op": "describe", "path": str(where)})["description"]
 
-    specs = []
-    for folder in problem_folders(path) if path else []:
-        where = str(folder.resolve())
-        try:
-            description = host(SERVER, str(folder.resolve().parent)).request({"op": "describe",
-                                                       "path": where})["description"]
-        except ProblemHostError as error:
-            warnings.warn(f"gpumode: {folder.name} is no operator: {error}", stacklevel=2)
-            continue
-        specs.append(spec_of(folder, description))
-    return specs
-
-
-def hidden(path: str = "") -> list[str]:
-    return [os.path.abspath(os.path.expanduser(path))] if path else []
+    return described(SOURCE, problem_folders(path) if path else [], describe, spec_of)
 
 
 @hookimpl
 def kgb_register_sources(register):
-    register(OperatorSource(
-        name=SOURCE,
-        description="GPU MODE reference-kernels problem folders (task.yml, reference.py) "
-                    "from a folder: --source-opt gpumode.path=DIR",
-        build=build, options={"path": ""}, hidden=hidden, path_options=frozenset({"path"})))
+    from kgb_core.problem_host import problem_folder_source
+
+    register(problem_folder_source(
+        SOURCE, "GPU MODE reference-kernels problem folders (task.yml, reference.py) from a "
+                "folder: --source-opt gpumode.path=DIR", build))

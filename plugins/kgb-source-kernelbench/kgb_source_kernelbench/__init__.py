@@ -21,14 +21,13 @@ Its id is ``kernelbench.<file stem>`` (``19_ReLU.py`` is ``kernelbench.19_ReLU``
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
 from kgb_core import hookimpl
-from kgb_core.operators import LARGE, SMALL, OperatorSource, OperatorSpec, ShapeCase
+from kgb_core.operators import LARGE, SMALL, OperatorSpec, ShapeCase
 
 __version__ = "0.1.0"
 
@@ -146,31 +145,17 @@ def spec_of(path: Path, description: dict[str, Any]) -> OperatorSpec:
 
 def build(path: str = "") -> list[OperatorSpec]:
     """The operators of every problem file in ``path`` (none while it is unset)."""
+    from kgb_core.problem_host import described
     from kgb_source_kernelbench import client
 
-    if not path:
-        return []
-    specs = []
-    for file in problem_files(path):
-        try:
-            description = client.describe(str(file.resolve()))
-        except client.ProblemHostError as error:
-            import warnings
-
-            warnings.warn(f"kernelbench: {file.name} is no operator: {error}", stacklevel=2)
-            continue
-        specs.append(spec_of(file, description))
-    return specs
-
-
-def hidden(path: str = "") -> list[str]:
-    return [os.path.abspath(os.path.expanduser(path))] if path else []
+    return described(SOURCE, problem_files(path) if path else [],
+                     lambda file: client.describe(str(file.resolve())), spec_of)
 
 
 @hookimpl
 def kgb_register_sources(register):
-    register(OperatorSource(
-        name=SOURCE,
-        description="KernelBench-format problem files (Model, get_inputs, get_init_inputs) "
-                    "from a folder: --source-opt kernelbench.path=DIR",
-        build=build, options={"path": ""}, hidden=hidden, path_options=frozenset({"path"})))
+    from kgb_core.problem_host import problem_folder_source
+
+    register(problem_folder_source(
+        SOURCE, "KernelBench-format problem files (Model, get_inputs, get_init_inputs) from a "
+                "folder: --source-opt kernelbench.path=DIR", build))
