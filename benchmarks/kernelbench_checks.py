@@ -158,6 +158,7 @@ def main() -> None:
                          f"{result.speedup:.3g}" if result.speedup else "-",
                          plain, f"{plain_speedup:.3g}" if plain_speedup else "-",
                          f"{seconds:.1f}", caught])
+            print(" | ".join(rows[-1]), flush=True)  # as it goes: a cut run keeps its rows
     print(render_table(["candidate", "expected", "kgb", "kgb speedup", "in-process check",
                         "its speedup", "kgb s", "where kgb rejects what it accepts: kgb's check"],
                        rows))
