@@ -4,7 +4,8 @@
 ``KernelBench/level1``, ``level2``), or ``--source gpumode DIR`` (GPU MODE's
 ``problems/pmpp``): each folder through the source, as ``kgb ops`` lists it, then for every
 operator its small cases (held-out ones included) drawn and its reference run through the
-problem host on the CPU, as the judge does before it checks a candidate there. Prints one line per problem that fails a step, and per folder: problems,
+problem host on the CPU, as the judge does before it checks a candidate there. Prints one line
+per problem that fails a step, and per folder: problems,
 operators, operators with a small case, operators whose small cases ran, and the slowest.
 The importer's bar (issue 23): at least 95 % of level 1 and level 2 run.
 """
@@ -54,7 +55,8 @@ def main() -> None:
             ran += 1
             slowest.append((time.monotonic() - started, spec.id))
         slowest.sort(reverse=True)
-        print(f"{folder}: {len(files)} problems, {len(specs)} operators (listed in {listed_s:.1f} s), "
+        print(f"{folder}: {len(files)} problems, {len(specs)} operators "
+              f"(listed in {listed_s:.1f} s), "
               f"{len(with_small)} with a small case, {ran} ran on the CPU "
               f"({100.0 * ran / max(1, len(files)):.1f} % of the problems); slowest: "
               + ", ".join(f"{name} {seconds:.1f} s" for seconds, name in slowest[:3]))

@@ -58,8 +58,8 @@ class ProblemHost:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS"))}
         # Its home, temporary files and caches in its own folder: the rest is read-only.
-        for variable, name in (("HOME", "home"), ("TMPDIR", "tmp"),
-                               ("TRITON_CACHE_DIR", "triton"), ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
+        for variable, name in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+                               ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
             env[variable] = os.path.join(self.folder, name)
             os.makedirs(env[variable], exist_ok=True)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -77,7 +77,8 @@ def render() -> str:
     rows = []
     for spec in sorted(load_registry().operators(["aten"]), key=lambda s: s.name):
         arguments = spec.argument_names()
-        rows.append(f"| `{spec.id}` | {', '.join(arguments)} | {overload_for(spec.name, spec.signature, arguments)} |")
+        overload = overload_for(spec.name, spec.signature, arguments)
+        rows.append(f"| `{spec.id}` | {', '.join(arguments)} | {overload} |")
     return HEADER + "\n".join(rows) + "\n"
 
 

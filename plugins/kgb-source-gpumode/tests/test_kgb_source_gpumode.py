@@ -76,7 +76,8 @@ def test_ops_lists_each_problem_folder_with_tests_small_and_benchmarks_large():
     vectoradd = listed["gpumode.vectoradd_py"]
     assert [c["tier"] for c in vectoradd["cases"]] == ["small", "small", "large", "large"]
     assert vectoradd["cases"][0]["params"] == {"size": 127, "seed": 4242}
-    assert vectoradd["dtypes"] == ["float16"] and vectoradd["signature"].startswith("kernel(data0, data1)")
+    assert vectoradd["dtypes"] == ["float16"]
+    assert vectoradd["signature"].startswith("kernel(data0, data1)")
     assert listed["gpumode.rowsum_py"]["signature"].startswith("kernel(data)")
     assert listed["gpumode.scale_out_py"]["writes"] == ["data1"]  # the output buffer it holds
     assert all("check_implementation" in op["description"] for op in listed.values())

@@ -71,14 +71,16 @@ def _signature(description: dict[str, Any]) -> str:
     state = [name.replace(".", "_") for name in description["state"]]
     output = description["output"]
     returned = "Tensor" if isinstance(output, dict) else "tuple[Tensor, ...]"
-    return f"kernel({', '.join(description['inputs'] + state + description['init'])}) -> {returned}"
+    names = description["inputs"] + state + description["init"]
+    return f"kernel({', '.join(names)}) -> {returned}"
 
 
 def _text(path: Path, description: dict[str, Any], digest: str) -> str:
     state = ", ".join(description["state"]) or "none"
     written = ", ".join(description["written"])
+    title = description["doc"].splitlines()[0] if description["doc"] else ""
     lines = [
-        description["doc"].splitlines()[0] if description["doc"] else f"KernelBench problem {path.stem}",
+        title or f"KernelBench problem {path.stem}",
         "",
         f"A KernelBench-format problem ({path}, sha256 {digest[:16]}). Its reference is "
         f"Model(*get_init_inputs()) applied to get_inputs():",

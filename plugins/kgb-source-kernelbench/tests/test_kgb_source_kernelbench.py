@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -86,12 +87,9 @@ def test_ops_lists_every_problem_with_its_cases_and_where_it_came_from():
 
 
 def load_sizes(stem: str) -> dict[str, int]:
-    namespace: dict = {}
-    for line in (PROBLEMS / f"{stem}.py").read_text().splitlines():
-        if line and not line[0].isspace() and " = " in line and line.split(" = ")[1].strip().isdigit():
-            name, value = line.split(" = ")
-            namespace[name.strip()] = int(value)
-    return namespace
+    """The file's module-level integers, read as text (the test never runs a problem file)."""
+    found = re.findall(r"^(\w+) = (\d+)\s*$", (PROBLEMS / f"{stem}.py").read_text(), re.MULTILINE)
+    return {name: int(value) for name, value in found}
 
 
 def test_a_files_run_of_both_answer_shapes_passes_and_the_report_shows_the_source(tmp_path):
