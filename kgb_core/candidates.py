@@ -12,6 +12,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kgb_core.module_contract import MODULE_CLASS, PACKED_FUNCTION
+
 ENTRY_POINT = "kernel"
 
 # A fence opens a line: three or more backticks or tildes, then any info string (python, py,
@@ -19,7 +21,10 @@ ENTRY_POINT = "kernel"
 _OPENING = re.compile(r"^[ ]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*)$")
 # Reasoning a model shows before its answer: never the answer's code.
 _THINKING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
-_DEFINES_ENTRY = re.compile(rf"^def {ENTRY_POINT}\s*\(", re.MULTILINE)
+# The entry points an answer may define: kgb's ``kernel``, KernelBench's ``class ModelNew``,
+# GPU MODE's ``custom_kernel`` (kgb_core/module_contract.py).
+_DEFINES_ENTRY = re.compile(rf"^(def {ENTRY_POINT}\s*\(|class {MODULE_CLASS}\b"
+                            rf"|def {PACKED_FUNCTION}\s*\()", re.MULTILINE)
 
 
 @dataclass
@@ -70,14 +75,15 @@ def _is_python(source: str) -> bool:
 
 
 def extract_code(answer: str) -> str:
-    """The kernel source in a model's answer, by these rules, in order (docs/methods.md):
+    """The kernel source in a model's answer, by these rules, in order (README.md, "Methods"):
 
     1. Reasoning blocks (``<think>...</think>``, ``<thinking>``, ``<reasoning>``) are dropped:
        code drafted while thinking is not the answer.
     2. Fenced blocks are found whatever their label (```` ```python ````, ```` ```triton ````,
        ```` ```py ````, none) and fence (three or more backticks or tildes).
-    3. Of those, the last that defines ``kernel`` at the top level is the answer: models show a
-       usage example before or after it, and revise a draft.
+    3. Of those, the last that defines ``kernel`` at the top level is the answer (or, for
+       another benchmark's problems, ``class ModelNew`` or ``def custom_kernel``): models show
+       a usage example or the problem's own code before or after it, and revise a draft.
     4. Where none defines ``kernel``: the last block that is valid Python; else the last block.
     5. No block at all: the whole answer if it is Python, else no code ("", which the screen
        names as such).

@@ -65,3 +65,12 @@ def test_several_blocks_none_defining_kernel_take_the_last_python_one():
 
 def test_an_answer_cut_off_inside_its_block_keeps_what_it_has():
     assert extract_code(f"```python\n{KERNEL}") == KERNEL
+
+
+def test_another_benchmarks_entry_point_wins_over_the_problem_echoed_after_it():
+    """KernelBench's ModelNew and GPU MODE's custom_kernel define the answer as kernel does:
+    a model that repeats the problem's own code after its answer is still read right."""
+    for entry in ("class ModelNew(nn.Module):\n    pass\n", "def custom_kernel(data):\n    pass\n"):
+        answer = (f"```python\n{entry}```\nFor reference, the problem was:\n"
+                  f"```python\nclass Model(nn.Module):\n    pass\n```\n")
+        assert extract_code(answer) == entry

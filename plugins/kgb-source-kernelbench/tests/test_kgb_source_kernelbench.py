@@ -176,3 +176,42 @@ def test_a_problem_file_runs_only_in_the_sandbox_and_a_broken_one_is_no_operator
     assert "2_Writes.py is no operator" in done.stderr and "Read-only" in done.stderr
     assert not planted.exists()
     assert not os.path.exists(folder / "escaped")
+
+
+def test_an_llm_run_over_the_source_prompts_with_the_problem_and_scores_a_modelnew(tmp_path):
+    """The llm method end to end on a loopback endpoint: the prompt carries the problem file
+    and both answer shapes; the answer echoes the problem's Model first, then gives ModelNew,
+    which is the block taken, checked and passed."""
+    from chat_server import ChatServer, Reply
+
+    problem = (PROBLEMS / "19_ReLU.py").read_text()
+    answer = (f"The problem:\n```python\n{problem}```\nMy kernel:\n```python\n"
+              f"{(ANSWERS / '19_ReLU' / 'modelnew.py').read_text()}```\n")
+    config = tmp_path / "run.toml"
+    with ChatServer([Reply(answer, usage=(900, 300))]) as server:
+        config.write_text(textwrap.dedent(f"""\
+            [run]
+            ops = ["kernelbench.19_ReLU"]
+            backend = "cpu"
+            [sources.kernelbench]
+            path = "tests/data/kernelbench"
+            [method]
+            name = "llm"
+            base_url = "{server.base_url}"
+            model = "test-model"
+            api_key_env = "KGB_TEST_LLM_KEY"
+            [evaluation]
+            seeds = [0]
+            timing = false
+            """))
+        db = tmp_path / "r.db"
+        done = subprocess.run([sys.executable, "-c", "from kgb_core.cli import main; main()",
+                               "run", "--config", str(config), "--db", str(db)],
+                              capture_output=True, text=True, timeout=600, cwd=str(REPO),
+                              env={**os.environ, "KGB_TEST_LLM_KEY": "sk-loopback"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    prompt = server.requests[0]["messages"][-1]["content"]
+    assert "def get_init_inputs" in prompt and "class ModelNew" in prompt
+    with sqlite3.connect(db) as conn:
+        (verdict, tokens), = conn.execute("SELECT verdict, completion_tokens FROM results")
+    assert (verdict, tokens) == ("pass", 300)
