@@ -66,19 +66,15 @@ def _dtype(description: dict[str, Any]) -> str:
     return "float32"
 
 
-def _case_name(kind: str, index: int, args: Mapping[str, Any]) -> str:
-    return f"{kind}-{index}"
-
-
 def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
     from kgb_core.module_contract import PackedContract
     from kgb_core.problem_host import device_of, host
 
     where, root = str(folder.resolve()), str(folder.resolve().parent)
     single = bool(description["single"])
-    cases = tuple([ShapeCase(_case_name("test", i, args), dict(args), SMALL)
+    cases = tuple([ShapeCase(f"test-{i}", dict(args), SMALL)
                    for i, args in enumerate(description["tests"])]
-                  + [ShapeCase(_case_name("bench", i, args), dict(args), LARGE)
+                  + [ShapeCase(f"bench-{i}", dict(args), LARGE)
                      for i, args in enumerate(description["benchmarks"])])
     count = len(description["inputs"])
     names = ["data"] if single else [f"data{i}" for i in range(count)]
