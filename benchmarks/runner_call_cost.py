@@ -44,11 +44,10 @@ def main() -> None:
 
     from phase_clock import PhaseClock
 
-    provider = registry.provider("backend", backend.name)
     quirks = backend.quirks
     started = time.perf_counter()
-    counter = template._preload({"backend_module": provider.module if provider else
-                                 type(backend).__module__, "backend_name": backend.name,
+    counter = template._preload({"backend_module": registry.backend_module(backend),
+                                 "backend_name": backend.name,
                                  "max_num_warps": quirks.max_num_warps,
                                  "max_block_size": quirks.max_block_size})
     preloaded = time.perf_counter() - started

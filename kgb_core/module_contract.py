@@ -116,19 +116,16 @@ def _hashable(value: Any) -> Any:
 class ModuleKernel:
     """``kernel(*arguments)`` over instances of a module class (see the module docstring).
 
-    ``prepare`` builds, for a call's arguments, the instance its constructor arguments need and
-    a copy of it holding that call's parameters and buffers themselves; a runner calls it before
-    the call's recorders start (building runs the candidate's ``__init__``, like its import).
-    A call on prepared arguments is then ``module(*inputs)``, nothing more: timed, it carries no
-    cost of kgb's (``functional_call`` swaps the state in and out at every call, 37 us on this
-    project's CPU machine, more than a small kernel's whole time on a GPU). A call whose
-    arguments were not prepared swaps them in through ``functional_call``, on the instance
-    prepared for its constructor arguments, and never builds anything under the recorders."""
+    ``prepare`` builds the instance a call's constructor arguments need, before the call's
+    recorders start (building runs the candidate's ``__init__``, like its import); a call then
+    swaps its parameters and buffers in through ``functional_call`` and never builds anything
+    under the recorders. With ``bind``, for the sets a timed run cycles through, it also builds
+    an instance holding that set's state itself, so that each timed call is ``module(*inputs)``
+    and carries no cost of kgb's: ``functional_call`` costs 37 us a call on this project's CPU
+    machine, more than a small kernel's whole time on a GPU. ``release`` drops those instances
+    (they keep their sets' tensors alive, and so their ids theirs) once the run is over."""
 
     builds = True
-    # Instances holding a call's own state, kept for the latest argument sets (a timed run
-    # cycles through a few): they keep those tensors alive, so their ids stay theirs.
-    BOUND_KEPT = 16
 
     def __init__(self, module_class: Callable[..., Any], contract: ModuleContract) -> None:
         self.module_class = module_class
@@ -154,21 +151,26 @@ class ModuleKernel:
     def _state_key(init_key: Any, state: tuple) -> tuple:
         return (init_key, tuple(id(value) for value in state))
 
-    def prepare(self, arguments: Sequence[Any]) -> None:
+    def prepare(self, arguments: Sequence[Any], *, bind: bool = False) -> Any:
+        """The instance built for ``arguments``' constructor arguments; with ``bind``, the one
+        holding their parameters and buffers themselves."""
         _, state, init = self.contract.split(arguments)
         key = _hashable(init)
         if key not in self._built:
             self._built[key] = self._build(init)
+        if not bind:
+            return self._built[key]
         bound_key = self._state_key(key, state)
-        if bound_key in self._bound:
-            self._bound[bound_key] = self._bound.pop(bound_key)  # the latest, last
-            return
-        module = self._build(init)
-        module.load_state_dict(dict(zip(self.contract.state, state)), strict=True, assign=True)
-        module.requires_grad_(False)
-        self._bound[bound_key] = (module, state)
-        while len(self._bound) > self.BOUND_KEPT:
-            self._bound.pop(next(iter(self._bound)))
+        if bound_key not in self._bound:
+            module = self._build(init)
+            module.load_state_dict(dict(zip(self.contract.state, state)), strict=True,
+                                   assign=True)
+            module.requires_grad_(False)
+            self._bound[bound_key] = (module, state)
+        return self._bound[bound_key][0]
+
+    def release(self) -> None:
+        self._bound.clear()
 
     def __call__(self, *arguments: Any) -> Any:
         import torch

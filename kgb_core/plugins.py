@@ -161,6 +161,17 @@ class Registry:
     def methods(self) -> list[Method]:
         return [self._entries["method"][n] for n in self.names("method")]
 
+    def modules_providing(self, kind: str) -> list[str]:
+        """The modules of the plugins that register a ``kind`` ("source": what a runner's
+        sandbox masks)."""
+        return [p.module for p in self.plugins if any(k == kind for k, _ in p.provides)]
+
+    def backend_module(self, backend: Backend) -> str:
+        """The module that registers ``backend``: all a runner imports to get it (never the
+        registry, which would import every source)."""
+        provider = self.provider("backend", backend.name)
+        return provider.module if provider else type(backend).__module__
+
     def provider(self, kind: str, name: str) -> PluginInfo | None:
         owner = self._providers.get((kind, name))
         return next((p for p in self.plugins if p.name == owner), None)

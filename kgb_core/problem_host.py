@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,11 +27,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from kgb_core.evaluation.judge import JUDGE_ONLY
+from kgb_core.problem_server import read_values, write_values
+
 # How long one request may take: a large case's draw on the host, or its timing.
 REQUEST_TIMEOUT_S = 600.0
 STARTUP_TIMEOUT_S = 120.0
-# Largest reply file read back (the largest case KernelBench has is a few GB).
-READ_LIMIT_BYTES = 64 << 30
 
 
 class ProblemHostError(RuntimeError):
@@ -55,8 +57,8 @@ class ProblemHost:
         command = sandbox.command(tool, program, writable=[self.folder],
                                   devices=sandbox.device_paths(device_files), masked=masked,
                                   readable=[folder])
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS"))}
+        # What a runner never sees, the problem host does not either.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(JUDGE_ONLY)}
         # Its home, temporary files and caches in its own folder: the rest is read-only.
         for variable, name in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
                                ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
@@ -90,32 +92,21 @@ class ProblemHost:
 
     def request(self, payload: dict[str, Any], values: Any = None) -> dict[str, Any]:
         """Send ``payload`` (with ``values`` written to a file of the folder); the reply."""
-        from kgb_core.evaluation import exchange
-
         with self.lock:
             if self.process.poll() is not None:
                 raise ProblemHostError("the problem host has exited: "
                                        + "".join(self.stderr[-10:]).strip()[-1500:])
             if values is not None:
-                packed = exchange.pack(values)
                 self.files += 1
-                name = f"request-{self.files}.bin"
-                packed.write(os.path.join(self.folder, name))
-                payload = {**payload, "tree": packed.tree, "file": name}
+                payload = {**payload, **write_values(self.folder, f"request-{self.files}.bin",
+                                                     values)}
             self.process.stdin.write(json.dumps(payload) + "\n")
             self.process.stdin.flush()
             return self._reply(REQUEST_TIMEOUT_S)
 
     def values(self, reply: dict[str, Any], device: str) -> Any:
         """The values a reply's file holds, rebuilt on ``device``; the file is removed."""
-        from kgb_core.evaluation import exchange
-
-        path = os.path.join(self.folder, os.path.basename(reply["file"]))
-        try:
-            blob = exchange.read_file(path, READ_LIMIT_BYTES)
-        finally:
-            os.unlink(path)
-        return exchange.unpack(reply["tree"], blob, device)
+        return read_values(self.folder, reply, device)
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -132,9 +123,8 @@ def _source_modules(server: str) -> list[str]:
     from kgb_core.plugins import load_registry
 
     own = server.partition(".")[0]
-    return [plugin.module for plugin in load_registry().plugins
-            if any(kind == "source" for kind, _ in plugin.provides)
-            and plugin.module.partition(".")[0].partition(":")[0] != own]
+    return [module for module in load_registry().modules_providing("source")
+            if module.partition(".")[0].partition(":")[0] != own]
 
 
 def _backend() -> tuple[str, str, list[str]]:
@@ -143,11 +133,8 @@ def _backend() -> tuple[str, str, list[str]]:
     from kgb_core.plugins import load_registry
 
     registry = load_registry()
-    name = os.environ.get("KGB_WORKER_BACKEND") or "cpu"
-    provider = registry.provider("backend", name)
-    backend = registry.backend(name)
-    module = provider.module if provider else type(backend).__module__
-    return name, module, list(backend.sandbox_device_files())
+    backend = registry.backend(os.environ.get("KGB_WORKER_BACKEND") or "cpu")
+    return backend.name, registry.backend_module(backend), list(backend.sandbox_device_files())
 
 
 _hosts: dict[tuple[str, str, str], ProblemHost] = {}
@@ -180,6 +167,22 @@ def device_of(arguments: Sequence[Any]) -> str:
         if isinstance(value, torch.Tensor):
             return str(value.device)
     return "cpu"
+
+
+def operator_name(stem: str) -> str:
+    """An operator's name from a problem's file or folder name: anything but letters, digits
+    and _ as _ (``19_ReLU.py`` is ``19_ReLU``, ``vectoradd_py/`` is ``vectoradd_py``)."""
+    return re.sub(r"[^0-9A-Za-z_]", "_", stem).strip("_") or "problem"
+
+
+def problem_root(source: str, path: str) -> Path:
+    """The folder a source's ``path`` option names, or a clear error where it is none."""
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        from kgb_core.errors import UserError
+
+        raise UserError(f"{source}.path={path!r} is no folder")
+    return root
 
 
 def described(source: str, problems: Sequence[Any], describe: Callable[[Any], Any],

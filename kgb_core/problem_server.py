@@ -4,8 +4,9 @@ A source plugin for another benchmark's format subclasses ``ProblemServer`` with
 per request it answers (``op_<name>(request) -> reply``) and ends its module with
 ``serve(TheServer)``. The loop reads one JSON request per line on stdin and writes one JSON
 reply per line on a copy of stdout, while the problem's own prints go to stderr. Tensors come
-in and go out as files of the host's work folder (``values_in``, ``values_out``): raw bytes and
-a JSON description (``kgb_core.evaluation.exchange``), never a pickle.
+in and go out as files of the host's work folder (``values_in``, ``values_out``; the other
+side uses ``write_values`` and ``read_values`` too): raw bytes and a JSON description
+(``kgb_core.evaluation.exchange``), never a pickle.
 """
 
 from __future__ import annotations
@@ -16,8 +17,41 @@ import sys
 import traceback
 from typing import Any
 
-# The largest request file read (the largest case KernelBench has is a few GB).
+# The largest file of values read, either way (the largest case KernelBench has is a few GB).
 READ_LIMIT_BYTES = 64 << 30
+
+
+def write_values(folder: str, name: str, value: Any) -> dict[str, Any]:
+    """``value`` written to ``folder/name``; the message's part that names it (both sides)."""
+    from kgb_core.evaluation import exchange
+
+    packed = exchange.pack(value)
+    packed.write(os.path.join(folder, name))
+    return {"tree": packed.tree, "file": name}
+
+
+def read_values(folder: str, message: dict[str, Any], device: str) -> Any:
+    """The values the file a message names holds, rebuilt on ``device``; the file is removed."""
+    from kgb_core.evaluation import exchange
+
+    path = os.path.join(folder, os.path.basename(message["file"]))
+    try:
+        blob = exchange.read_file(path, READ_LIMIT_BYTES)
+    finally:
+        os.unlink(path)
+    return exchange.unpack(message["tree"], blob, device)
+
+
+def describe_value(value: Any) -> Any:
+    """A value as a listing shows it: a tensor's shape and dtype, a plain value itself."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
+    if isinstance(value, (list, tuple)):
+        return [describe_value(v) for v in value]
+    return value if value is None or isinstance(value, (bool, int, float, str)) \
+        else type(value).__name__
 
 
 class ProblemServer:
@@ -36,24 +70,12 @@ class ProblemServer:
 
     def values_out(self, value: Any) -> dict[str, Any]:
         """``value`` written to a file of the work folder; the reply's part that names it."""
-        from kgb_core.evaluation import exchange
-
-        packed = exchange.pack(value)
         self._files += 1
-        name = f"reply-{self._files}.bin"
-        packed.write(os.path.join(self.folder, name))
-        return {"tree": packed.tree, "file": name}
+        return write_values(self.folder, f"reply-{self._files}.bin", value)
 
     def values_in(self, request: dict[str, Any]) -> Any:
         """The values a request's file holds, on this host's device; the file is removed."""
-        from kgb_core.evaluation import exchange
-
-        path = os.path.join(self.folder, os.path.basename(request["file"]))
-        try:
-            blob = exchange.read_file(path, READ_LIMIT_BYTES)
-        finally:
-            os.unlink(path)
-        return exchange.unpack(request["tree"], blob, self.device)
+        return read_values(self.folder, request, self.device)
 
     def backend_object(self) -> Any:
         """The judge's backend, set up (its timer; on NVIDIA, TF32 off): from the one module

@@ -27,11 +27,13 @@ def _arguments(seed: int):
     return model, (torch.randn(3, 4), *state, 4)
 
 
-def test_a_prepared_call_runs_the_module_on_the_given_state_and_writes_its_buffers():
+@pytest.mark.parametrize("bind", [False, True], ids=["swapped-in", "bound"])
+def test_a_prepared_call_runs_the_module_on_the_given_state_and_writes_its_buffers(bind):
     model, arguments = _arguments(0)
     contract = ModuleContract(inputs=1, state=tuple(model.state_dict()))
     kernel = ModuleKernel(LinearNorm, contract)
-    kernel.prepare(arguments)
+    prepared = kernel.prepare(arguments, bind=bind)
+    assert (prepared.linear.weight.device.type == "meta") is not bind
     with torch.no_grad():
         expected = model(arguments[0])
         got = kernel(*arguments)
@@ -39,6 +41,9 @@ def test_a_prepared_call_runs_the_module_on_the_given_state_and_writes_its_buffe
     running_mean = arguments[1 + contract.state.index("norm.running_mean")]
     torch.testing.assert_close(running_mean, model.norm.running_mean)  # written in place
     assert int(arguments[-2]) == 1  # num_batches_tracked, the judge's tensor
+    kernel.release()  # the bound instance goes; the call still runs, swapped in
+    with torch.no_grad():
+        torch.testing.assert_close(kernel(*arguments), model(arguments[0]))
 
 
 def test_unprepared_state_is_swapped_in_and_nothing_is_built_during_a_call():

@@ -30,7 +30,7 @@ PROTOCOL_VERSION = 2
 # What the judge waits for a fresh runner to set its device up (the CUDA context, mostly).
 RUNNER_STARTUP_S = 120.0
 # Variables of the judge's own that a runner never sees.
-_JUDGE_ONLY = ("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS", "KGB_RUNNER_")
+JUDGE_ONLY = ("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS", "KGB_RUNNER_")
 
 
 def _send(channel: TextIO, message: dict[str, Any]) -> None:
@@ -98,10 +98,8 @@ class Judge:
         # The device first: on a GPU its files (/dev/nvidia-uvm) may exist only once it is set
         # up, and they are bound into the sandbox when the template starts.
         self.device = self.backend.setup()
-        provider = registry.provider("backend", self.host_backend.name)
-        self.backend_module = provider.module if provider else type(self.host_backend).__module__
-        source_modules = [p.module for p in registry.plugins
-                          if any(kind == "source" for kind, _ in p.provides)]
+        self.backend_module = registry.backend_module(self.host_backend)
+        source_modules = registry.modules_providing("source")
         self.masked = sandbox.source_locations(source_modules, keep=[self.backend_module])
         self.masked += [p for path in hidden_paths for p in (path, path + "-wal", path + "-shm",
                                                              path + "-journal")]
@@ -156,7 +154,7 @@ class Judge:
         config = {"backend_module": self.backend_module, "backend_name": self.host_backend.name,
                   "max_num_warps": quirks.max_num_warps, "max_block_size": quirks.max_block_size,
                   "limits": self.runner_limits, "host_memory_limit": self.runner_host_memory}
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_JUDGE_ONLY)}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(JUDGE_ONLY)}
         self.template = RunnerTemplate(self.tool, config, env, devices=self.devices,
                                        masked=self.masked, startup_timeout_s=RUNNER_STARTUP_S,
                                        seed_cache=self.seed_cache, wait=wait)

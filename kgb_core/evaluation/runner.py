@@ -351,7 +351,7 @@ class Runner:
         if request.get("keep"):  # the first set, for the judge's call after timing
             self.kept[request["keep"]] = sets[0]
         timer = self.timers.get(request.get("settings"))
-        self._prepare(sets)
+        self._prepare(sets, bind=True)
         calls = TimedCalls(self.kernel, self.counter, sets, int(request.get("sample") or 0),
                            int(request.get("sample_seed") or 0),
                            written=[int(i) for i in request.get("written") or ()])
@@ -373,6 +373,8 @@ class Runner:
                                    + short_traceback(error, self.path)) from None
         finally:
             self.counter.state_probe = probe
+            if self.module_adapter is not None and self.module_adapter.builds:
+                self.module_adapter.release()  # the timed sets' instances, and their tensors
         self._check_recording(recording, "while being timed", calls.count)
         self._check_integrity("while being timed")
         self._check_streams("while being timed, a")
@@ -447,14 +449,15 @@ class Runner:
                                    f"{lead} Triton kernel was launched on a stream other than "
                                    f"the harness's, where the timer cannot see it")
 
-    def _prepare(self, sets: list[list[Any]]) -> None:
-        """Build a module-class candidate for these calls' constructor arguments, outside the
-        recorders like its import, and with the same checks after it."""
+    def _prepare(self, sets: list[list[Any]], *, bind: bool = False) -> None:
+        """Build a module-class candidate for these calls' constructor arguments (with
+        ``bind``, an instance per set holding its state: the timed sets), outside the recorders
+        like its import, and with the same checks after it."""
         if self.module_adapter is None or not self.module_adapter.builds:
             return
         for inputs in sets:
             try:
-                self.module_adapter.prepare(inputs)
+                self.module_adapter.prepare(inputs, bind=bind)
             except Exception as error:
                 raise CandidateFailure(verdicts.RUNTIME_ERROR, "building the module failed: "
                                        + short_traceback(error, self.path)) from None

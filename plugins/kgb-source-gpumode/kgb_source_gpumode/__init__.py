@@ -24,7 +24,6 @@ and ``reference.py`` (a checkout's ``problems/pmpp``, say) is the operator
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -37,17 +36,10 @@ SOURCE = "gpumode"
 SERVER = "kgb_source_gpumode.host"
 
 
-def operator_name(folder: Path) -> str:
-    return re.sub(r"[^0-9A-Za-z_]", "_", folder.name).strip("_") or "problem"
-
-
 def problem_folders(path: str) -> list[Path]:
-    root = Path(path).expanduser()
-    if not root.is_dir():
-        from kgb_core.errors import UserError
+    from kgb_core.problem_host import problem_root
 
-        raise UserError(f"gpumode.path={path!r} is no folder")
-    return sorted(p for p in root.iterdir()
+    return sorted(p for p in problem_root(SOURCE, path).iterdir()
                   if (p / "task.yml").is_file() and (p / "reference.py").is_file())
 
 
@@ -68,7 +60,7 @@ def _dtype(description: dict[str, Any]) -> str:
 
 def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
     from kgb_core.module_contract import PackedContract
-    from kgb_core.problem_host import device_of, host
+    from kgb_core.problem_host import device_of, host, operator_name
 
     where, root = str(folder.resolve()), str(folder.resolve().parent)
     single = bool(description["single"])
@@ -127,7 +119,7 @@ def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
         f"and copies. No held-out cases: the task's own are public.",
     ])
     return OperatorSpec(
-        source=SOURCE, name=operator_name(folder),
+        source=SOURCE, name=operator_name(folder.name),
         signature=f"kernel({', '.join(names)}) -> Tensor", description=text,
         reference=reference, make_inputs=make_inputs, cases=cases,
         dtypes=(_dtype(description),), flops=lambda params: 0.0,

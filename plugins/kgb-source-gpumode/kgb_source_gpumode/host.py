@@ -13,14 +13,13 @@ the same problems run in Triton's interpreter; what they draw is then the CPU ge
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import itertools
 import sys
 from pathlib import Path
 from typing import Any
 
-from kgb_core.problem_server import ProblemServer, serve
+from kgb_core.problem_server import ProblemServer, describe_value, serve
 
 _numbers = itertools.count(1)
 # The submission and the harness of GPU MODE's own runner: never loaded here.
@@ -63,7 +62,6 @@ class Problem:
         from kgb_source_gpumode.task_file import read
 
         self.folder = folder
-        self.single = False  # whether data is one value, not a tuple (set from the request)
         self.task = read(folder / "task.yml")
         sources = {entry["name"]: (folder / entry["source"]).resolve()
                    for entry in self.task["files"]
@@ -92,10 +90,6 @@ class Problem:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
-
-    def data(self, values: list) -> Any:
-        """The problem's ``data`` from kgb's arguments: the one value, or their tuple."""
-        return values[0] if self.single else tuple(values)
 
     def draw(self, params: dict[str, Any], seed: int) -> tuple[list, bool]:
         """generate_input's data as a list of values, and whether it was one value. kgb's seed
@@ -131,9 +125,8 @@ class Host(ProblemServer):
         if not tests:
             raise ValueError("task.yml lists no tests")
         values, single = problem.draw(tests[0], 0)
-        problem.single = single
         before = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
-        output = problem.reference.ref_kernel(problem.data(values))
+        output = problem.reference.ref_kernel(_data(values, single))
         pack(values), pack(output)  # data that cannot cross to a runner refuses here
         # The inputs the reference writes (an output buffer the data holds): arguments the
         # operator writes, which a candidate may write too.
@@ -142,12 +135,10 @@ class Host(ProblemServer):
         return {"description": {
             "text": problem.task["description"], "tests": tests,
             "benchmarks": problem.task["benchmarks"], "single": single, "written": written,
-            "inputs": [_describe(v) for v in values], "output": _describe(output)}}
+            "inputs": [describe_value(v) for v in values], "output": describe_value(output)}}
 
     def _values(self, request: dict[str, Any]) -> tuple[Problem, Any]:
-        problem = self.problem(request["path"])
-        problem.single = bool(request["single"])
-        return problem, self.values_in(request)
+        return self.problem(request["path"]), self.values_in(request)
 
     def op_inputs(self, request: dict[str, Any]) -> dict[str, Any]:
         problem = self.problem(request["path"])
@@ -156,14 +147,14 @@ class Host(ProblemServer):
 
     def op_reference(self, request: dict[str, Any]) -> dict[str, Any]:
         problem, values = self._values(request)
-        return self.values_out(problem.reference.ref_kernel(problem.data(list(values))))
+        return self.values_out(problem.reference.ref_kernel(_data(values, request["single"])))
 
     def op_check(self, request: dict[str, Any]) -> dict[str, Any]:
         """The problem's own check_implementation(data, output): '' when right, else why not
         (it returns an error string, a bool, or a (bool, message) pair)."""
         problem, (values, output) = self._values(request)
-        with contextlib.redirect_stdout(sys.stderr):
-            verdict = problem.reference.check_implementation(problem.data(list(values)), output)
+        verdict = problem.reference.check_implementation(_data(values, request["single"]),
+                                                         output)
         if isinstance(verdict, tuple):
             good, message = bool(verdict[0]), str(verdict[1] if len(verdict) > 1 else "")
         elif isinstance(verdict, bool):
@@ -174,22 +165,16 @@ class Host(ProblemServer):
 
     def op_time(self, request: dict[str, Any]) -> dict[str, Any]:
         problem, sets = self._values(request)
-        calls = itertools.cycle([problem.data(list(one)) for one in sets])
+        calls = itertools.cycle([_data(one, request["single"]) for one in sets])
         timer = self.timer(request.get("settings"))
         reference = problem.reference.ref_kernel
         reference(next(calls))  # warm before the clock starts
         return {"timing": timer.measure(lambda: reference(next(calls))).to_dict()}
 
 
-def _describe(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
-    if isinstance(value, (list, tuple)):
-        return [_describe(v) for v in value]
-    return value if value is None or isinstance(value, (bool, int, float, str)) \
-        else type(value).__name__
+def _data(values: Any, single: bool) -> Any:
+    """The problem's ``data`` from kgb's arguments: the one value, or their tuple."""
+    return values[0] if single else tuple(values)
 
 
 if __name__ == "__main__":

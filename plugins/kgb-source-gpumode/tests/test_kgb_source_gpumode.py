@@ -6,17 +6,16 @@ check_implementation in the sandboxed problem host, and cheats caught."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from problem_sources import files_run, source_evaluator
 
 from kgb_core.adversarial import read_corpus
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.sandbox import find_sandbox
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.plugins import load_registry
@@ -84,38 +83,15 @@ def test_ops_lists_each_problem_folder_with_tests_small_and_benchmarks_large():
 
 
 def test_a_files_run_of_both_answer_shapes_passes(tmp_path):
-    answers = tmp_path / "answers"
-    answers.mkdir()
-    for path in ANSWERS.glob("*.py"):
-        (answers / f"gpumode.{path.stem}.py").write_text(path.read_text())
-    config = tmp_path / "run.toml"
-    config.write_text(textwrap.dedent(f"""\
-        [run]
-        sources = ["gpumode"]
-        backend = "cpu"
-        [sources.gpumode]
-        path = "tests/data/gpumode"
-        [method]
-        name = "files"
-        path = "{answers}"
-        [evaluation]
-        seeds = [0]
-        timing = false
-        """))
-    db = tmp_path / "r.db"
-    done = kgb("run", "--config", str(config), "--db", str(db))
-    assert done.returncode == 0, done.stderr[-3000:]
-    with sqlite3.connect(db) as conn:
-        rows = sorted(conn.execute("SELECT op, verdict FROM results").fetchall())
-    assert rows == [("gpumode.rowsum_py", "pass"), ("gpumode.scale_out_py", "pass"),
-                    ("gpumode.vectoradd_py", "pass")]
+    answers = {f"gpumode.{path.stem}.py": path.read_text() for path in ANSWERS.glob("*.py")}
+    _, rows = files_run(tmp_path, "gpumode", "tests/data/gpumode", answers)
+    assert rows == [("gpumode.rowsum_py", 0, "pass"), ("gpumode.scale_out_py", 0, "pass"),
+                    ("gpumode.vectoradd_py", 0, "pass")]
 
 
 @pytest.fixture(scope="module")
 def evaluator():
-    settings = EvaluationSettings(seeds=(0, 1), timeout_s=120, timing=False, screen=False,
-                                  source_options={"gpumode": {"path": str(PROBLEMS)}})
-    with Evaluator.for_backend(load_registry().backend("cpu"), settings) as made:
+    with source_evaluator("gpumode", PROBLEMS) as made:
         yield made
 
 

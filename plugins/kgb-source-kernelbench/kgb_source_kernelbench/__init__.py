@@ -21,7 +21,6 @@ Its id is ``kernelbench.<file stem>`` (``19_ReLU.py`` is ``kernelbench.19_ReLU``
 from __future__ import annotations
 
 import hashlib
-import re
 from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
@@ -36,17 +35,17 @@ DTYPES = ("float32",)
 
 
 def operator_name(path: Path) -> str:
-    """The operator's name: the file's stem with anything but letters, digits and _ as _."""
-    return re.sub(r"[^0-9A-Za-z_]", "_", path.stem).strip("_") or "problem"
+    """The operator's name: the file's stem (kgb_core.problem_host.operator_name)."""
+    from kgb_core.problem_host import operator_name as name_of
+
+    return name_of(path.stem)
 
 
 def problem_files(folder: str) -> list[Path]:
-    root = Path(folder).expanduser()
-    if not root.is_dir():
-        from kgb_core.errors import UserError
+    from kgb_core.problem_host import problem_root
 
-        raise UserError(f"kernelbench.path={folder!r} is no folder")
-    return sorted(p for p in root.glob("*.py") if not p.name.startswith("_"))
+    return sorted(p for p in problem_root(SOURCE, folder).glob("*.py")
+                  if not p.name.startswith("_"))
 
 
 def _key(params: Mapping[str, Any]) -> tuple:

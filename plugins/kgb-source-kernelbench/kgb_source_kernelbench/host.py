@@ -27,7 +27,9 @@ class Host(ProblemServer):
     def __init__(self, *args: str) -> None:
         super().__init__(*args)
         self.modules: dict[str, Any] = {}
-        self.models: dict[Any, Any] = {}
+        # The reference Model called as a candidate's ModelNew is (kgb_core.module_contract):
+        # built on the meta device once per constructor arguments, the judge's state swapped in.
+        self.kernels: dict[str, Any] = {}
         # The case each drawn set of values belongs to (by its shapes and constructor
         # arguments): a forward may read the module-level sizes, which are then the case's.
         self.cases: dict[tuple, dict[str, int]] = {}
@@ -56,57 +58,43 @@ class Host(ProblemServer):
         self.cases[_shapes(request["path"], values)] = dict(request["params"])
         return self.values_out(values)
 
-    def _model(self, path: str, init: tuple) -> Any:
-        import torch
-
-        key = (path, repr(init))
-        if key not in self.models:
-            with torch.device("meta"):  # its values are the judge's, handed in every call
-                self.models[key] = self.module(path).Model(*init)
-        return self.models[key]
-
-    def _call(self, request: dict[str, Any], arguments: list) -> Any:
-        import torch
-
-        from kgb_core.module_contract import ModuleContract
+    def _kernel(self, request: dict[str, Any], values: list) -> Any:
+        """The Model as ``kernel(*values)``, with the module-level sizes of their case set."""
+        from kgb_core.module_contract import ModuleContract, ModuleKernel
         from kgb_source_kernelbench import problems
 
-        contract = ModuleContract.from_dict(request["contract"])
-        inputs, state, init = contract.split(arguments)
-        problems.set_sizes(self.module(request["path"]),
-                      self.cases.get(_shapes(request["path"], arguments), {}))
-        model = self._model(request["path"], init)
-        with torch.no_grad():
-            return problems.call(model, list(inputs), list(state), list(contract.state))
+        path = request["path"]
+        problems.set_sizes(self.module(path), self.cases.get(_shapes(path, values), {}))
+        if path not in self.kernels:
+            contract = ModuleContract.from_dict(request["contract"])
+            self.kernels[path] = ModuleKernel(self.module(path).Model, contract)
+        return self.kernels[path]
 
     def op_reference(self, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
         arguments = list(self.values_in(request))
-        output = self._call(request, arguments)
+        kernel = self._kernel(request, arguments)
+        kernel.prepare(arguments)
+        with torch.no_grad():
+            output = kernel(*arguments)
         written = [arguments[int(i)] for i in request.get("written") or ()]
         return self.values_out([output, written])
 
     def op_time(self, request: dict[str, Any]) -> dict[str, Any]:
         """The reference timed as KernelBench times it: ``model(*inputs)`` on a model that holds
-        each set's parameters and buffers itself (``load_state_dict(assign=True)``), so the
-        baseline carries none of ``functional_call``'s swapping of them."""
+        each set's parameters and buffers itself (``prepare(bind=True)``), so the baseline
+        carries none of ``functional_call``'s swapping of them."""
         import itertools
 
         import torch
 
-        from kgb_core.module_contract import ModuleContract
-        from kgb_source_kernelbench import problems
-
-        contract = ModuleContract.from_dict(request["contract"])
         calls = []
         for values in self.values_in(request):
             values = list(values)
-            inputs, state, init = contract.split(values)
-            problems.set_sizes(self.module(request["path"]),
-                          self.cases.get(_shapes(request["path"], values), {}))
-            with torch.device("meta"):
-                model = self.module(request["path"]).Model(*init)
-            model.load_state_dict(dict(zip(contract.state, state)), assign=True)
-            calls.append((model, inputs))
+            kernel = self._kernel(request, values)
+            calls.append((kernel.prepare(values, bind=True), kernel.contract.split(values)[0]))
+        kernel.release()  # the instances stay alive in ``calls`` until the timing is done
         timer = self.timer(request.get("settings"))
         turns = itertools.cycle(calls)
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from kgb_core.problem_server import describe_value
+
 KEEP_UP_TO = 16
 MIN_SCALED = 8
 SMALL_ELEMENTS = 1 << 16
@@ -127,13 +129,6 @@ def state(model: Any) -> dict[str, torch.Tensor]:
     return dict(model.state_dict(keep_vars=True))
 
 
-def call(model: Any, inputs: list, state_values: list, names: list[str]) -> Any:
-    """The model's forward with the given parameters and buffers (the judge's), as the
-    candidate's ``ModelNew`` is called (kgb_core.module_contract)."""
-    return torch.func.functional_call(model, dict(zip(names, state_values)), tuple(inputs),
-                                      strict=True)
-
-
 class _Trace(torch.utils._python_dispatch.TorchDispatchMode):
     """The largest number of terms any op of the forward sums into one output: the
     ``reduce_dim`` that scales atol (matmul's K, a convolution's window, a sum's extent).
@@ -201,34 +196,35 @@ def trace(module: ModuleType, params: dict[str, int], device: str = "meta") -> d
             "bytes": float(moved), "reduce_dim": terms.terms}
 
 
-def small_params(module: ModuleType, params: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The small case's sizes, and '' or why the problem cannot be scaled: the least scaling
-    whose largest tensor holds at most ``SMALL_ELEMENTS`` values; where none does (a 5-D
-    convolution whose every dimension is at its floor), the smallest that traces, up to
+def small_params(module: ModuleType, params: dict[str, Any]
+                 ) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
+    """The small case's sizes and their trace, or the reason the problem cannot be scaled: the
+    least scaling whose largest tensor holds at most ``SMALL_ELEMENTS`` values; where none does
+    (a 5-D convolution whose every dimension is at its floor), the smallest that traces, up to
     ``SMALL_CAP`` values."""
     if scaled(params, 1 << 20) == params:
-        return params, "its shapes are not read from module-level integers"
-    tried: list[tuple[int, dict[str, Any]]] = []
+        return params, None, "its shapes are not read from module-level integers"
+    tried: list[tuple[dict[str, Any], dict[str, Any]]] = []
     why = ""
     # Sizes up to KEEP_UP_TO kept first; where nothing fits, those above MIN_SCALED scaled too
     # (a 5-D convolution's batch of 16).
     for keep in (KEEP_UP_TO, MIN_SCALED):
         for power in range(1, 21):
             candidate = scaled(params, 1 << power, keep)
-            if tried and candidate == tried[-1][1]:
+            if tried and candidate == tried[-1][0]:
                 break
             try:
-                largest = trace(module, candidate)["largest"]
+                counts = trace(module, candidate)
             except Exception as error:  # noqa: BLE001 - a size the model refuses: scale on
                 why = f" ({type(error).__name__}: {str(error)[:160]})"
                 continue
-            if largest <= SMALL_ELEMENTS:
-                return candidate, ""
-            tried.append((largest, candidate))
-    fitting = [entry for entry in tried if entry[0] <= SMALL_CAP]
+            if counts["largest"] <= SMALL_ELEMENTS:
+                return candidate, counts, ""
+            tried.append((candidate, counts))
+    fitting = [entry for entry in tried if entry[1]["largest"] <= SMALL_CAP]
     if fitting:
-        return min(fitting, key=lambda entry: entry[0])[1], ""
-    return params, f"no scaling of its module-level sizes fits {SMALL_CAP} elements{why}"
+        return (*min(fitting, key=lambda entry: entry[1]["largest"]), "")
+    return params, None, f"no scaling of its module-level sizes fits {SMALL_CAP} elements{why}"
 
 
 def signature_names(function: Any, skip_self: bool, prefix: str, count: int) -> list[str]:
@@ -248,16 +244,6 @@ def signature_names(function: Any, skip_self: bool, prefix: str, count: int) -> 
     return names + [f"{prefix}{i}" for i in range(len(names), count)]
 
 
-def describe_value(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}
-    if isinstance(value, (list, tuple)):
-        return [describe_value(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return type(value).__name__
-
-
 def written_state(module: ModuleType, params: dict[str, int]) -> list[str]:
     """The buffers and parameters the forward writes in place (BatchNorm's running statistics
     in training mode), found by running the small case on the host."""
@@ -273,10 +259,10 @@ def describe(path: str) -> dict[str, Any]:
     """Everything the source needs to make an operator of the file, or the reason it cannot."""
     module = load(path)
     params = sizes(module)
-    small, unscalable = small_params(module, params)
+    small, small_counts, unscalable = small_params(module, params)
     cases: dict[str, dict[str, Any]] = {}
-    if not unscalable:
-        cases["small"] = {"params": small, **trace(module, small)}
+    if small_counts is not None:
+        cases["small"] = {"params": small, **small_counts}
         heldout = grown(params, small)
         try:
             counts = trace(module, heldout)
@@ -290,13 +276,11 @@ def describe(path: str) -> dict[str, Any]:
         cases["large"] = {"params": params, "largest": None, "flops": 0.0, "bytes": 0.0,
                           "reduce_dim": max([c["reduce_dim"] for c in cases.values()] or [1]),
                           "trace_error": f"{type(error).__name__}: {error}"}
-    probe = small if not unscalable else params
-    inputs, model, init = build(module, probe, 0) if not unscalable else _meta_build(module, probe)
-    names = list(state(model))
-    written = written_state(module, small) if not unscalable else []
+    # Names, shapes and the output's structure from one build on the meta device; the
+    # buffers the forward writes need values, so one run of the small case on the host.
     with torch.device("meta"), torch.no_grad():
-        meta_inputs, meta_model, _ = build(module, probe, 0)
-        output = meta_model(*meta_inputs)
+        inputs, model, init = build(module, small, 0)
+        output = model(*inputs)
     return {
         "doc": inspect.getdoc(module.Model) or "",
         "sizes": params,
@@ -304,15 +288,10 @@ def describe(path: str) -> dict[str, Any]:
         "cases": cases,
         "inputs": signature_names(module.Model.forward, True, "x", len(inputs)),
         "input_values": describe_value(inputs),
-        "state": names,
+        "state": list(state(model)),
         "state_values": {name: describe_value(value) for name, value in state(model).items()},
-        "written": written,
+        "written": written_state(module, small) if not unscalable else [],
         "init": signature_names(module.Model.__init__, True, "init", len(init)),
         "init_values": describe_value(init),
         "output": describe_value(output),
     }
-
-
-def _meta_build(module: ModuleType, params: dict[str, int]) -> tuple[list, Any, list]:
-    with torch.device("meta"):
-        return build(module, params, 0)

@@ -15,10 +15,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from problem_sources import files_run, source_evaluator
 
 from kgb_core.adversarial import read_corpus
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.evaluation.sandbox import find_sandbox
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.plugins import load_registry
@@ -93,46 +93,24 @@ def load_sizes(stem: str) -> dict[str, int]:
 
 
 def test_a_files_run_of_both_answer_shapes_passes_and_the_report_shows_the_source(tmp_path):
-    answers = tmp_path / "answers"
-    answers.mkdir()
+    answers = {}
     for folder in ANSWERS.iterdir():
         if folder.is_dir():
-            (answers / f"{op_id(folder.name)}.py").write_text((folder / "kernel.py").read_text())
-            (answers / f"{op_id(folder.name)}.sample1.py").write_text(
-                (folder / "modelnew.py").read_text())
-    config = tmp_path / "run.toml"
-    config.write_text(textwrap.dedent(f"""\
-        [run]
-        sources = ["kernelbench"]
-        backend = "cpu"
-        [sources.kernelbench]
-        path = "tests/data/kernelbench"
-        [method]
-        name = "files"
-        path = "{answers}"
-        [evaluation]
-        seeds = [0]
-        timing = false
-        """))
-    db = tmp_path / "r.db"
-    done = kgb("run", "--config", str(config), "--db", str(db))
-    assert done.returncode == 0, done.stderr[-3000:]
+            answers[f"{op_id(folder.name)}.py"] = (folder / "kernel.py").read_text()
+            answers[f"{op_id(folder.name)}.sample1.py"] = (folder / "modelnew.py").read_text()
+    db, rows = files_run(tmp_path, "kernelbench", "tests/data/kernelbench", answers)
     report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
     (summary,) = report["summary"]
     assert summary["source"] == "kernelbench"
     assert summary["skipped"] == 1  # the problem with literal shapes: no small case to run
     assert summary["correct"] == summary["operators"] == len(list(PROBLEMS.glob("*.py"))) - 1
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT op, sample, verdict FROM results").fetchall()
     assert len(rows) == 2 * len(list(PROBLEMS.glob("*.py")))  # each: kernel(...) and ModelNew
     assert all(verdict == "pass" for op, _, verdict in rows if op != UNSCALABLE), rows
 
 
 @pytest.fixture(scope="module")
 def evaluator():
-    settings = EvaluationSettings(seeds=(0, 1), timeout_s=120, timing=False, screen=False,
-                                  source_options={"kernelbench": {"path": str(PROBLEMS)}})
-    with Evaluator.for_backend(load_registry().backend("cpu"), settings) as made:
+    with source_evaluator("kernelbench", PROBLEMS) as made:
         yield made
 
 
