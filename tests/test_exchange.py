@@ -31,6 +31,21 @@ def test_values_strides_and_shared_storages_survive_the_trip(tmp_path):
     assert back[3].shape == (0, 5) and back[4].item() is True
 
 
+def test_a_host_tensor_among_device_ones_stays_on_the_host(tmp_path):
+    """vLLM's LoRA kernels take a flag tensor on the CPU beside device tensors: it reaches the
+    runner, and comes back to the judge, where it was (the device here is 'meta', which this
+    machine has, standing in for a GPU)."""
+    flag, data = torch.tensor([True]), torch.arange(4.0)
+    packed = exchange.pack([data, flag])
+    assert packed.tree["list"][1]["tensor"]["host"] is True
+    del packed.tree["list"][0]["tensor"]["host"]  # as a device tensor is described
+    path = tmp_path / "blob.bin"
+    packed.write(str(path))
+    back = exchange.unpack(packed.tree, exchange.read_file(str(path), 1 << 30), "meta")
+    assert back[0].device.type == "meta" and back[0].shape == (4,)
+    assert back[1].device.type == "cpu" and back[1].item() is True
+
+
 def test_a_tensor_subclass_from_a_runner_travels_as_what_it_is_and_runs_no_code(tmp_path):
     reads = []
 

@@ -166,6 +166,8 @@ def pack(value: Any, *, opaque: bool = False,
         described = {"nbytes": storage.nbytes(), "dtype": _dtype_name(tensor.dtype),
                      "shape": list(tensor.shape), "stride": list(_stride(tensor)),
                      "offset": _storage_offset(tensor)}
+        if storage.device.type == "cpu":  # a host tensor among device ones stays on the host
+            described["host"] = True
         if storage.nbytes() and key in unchanged:
             return {"tensor": {"input": unchanged[key], **described}}
         if not storage.nbytes():  # nothing to carry: rebuilt as an empty storage
@@ -266,7 +268,9 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None,
 def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
            sent: list[torch.UntypedStorage] | None = None,
            received: list[tuple[int, torch.UntypedStorage, torch.Tensor]] | None = None) -> Any:
-    """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``.
+    """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``;
+    a tensor described as a host one (an operator's flag tensor kept on the CPU, as vLLM's LoRA
+    kernels take it) on the host.
 
     ``sent``: the storages of the request this replies to (``Packed.sources``), which the tree
     may name (``{"input": k}``); each is copied, once however often it is named. ``received``
@@ -275,19 +279,19 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
     storages: dict[int, tuple[int, torch.UntypedStorage]] = {}
     copies: dict[int, torch.UntypedStorage] = {}
 
-    def sent_storage(index: int, nbytes: int) -> torch.UntypedStorage:
+    def sent_storage(index: int, nbytes: int, where: str | torch.device) -> torch.UntypedStorage:
         if sent is None or not 0 <= index < len(sent):
             raise ExchangeError(f"a tensor names input storage {index}, which was not sent")
         if sent[index].nbytes() != nbytes:
             raise ExchangeError(f"input storage {index} holds {sent[index].nbytes()} bytes, "
                                 f"not {nbytes}")
         if index not in copies:
-            copies[index] = storage_bytes(sent[index]).to(device, copy=True).untyped_storage()
+            copies[index] = storage_bytes(sent[index]).to(where, copy=True).untyped_storage()
         return copies[index]
 
-    def storage_at(at: int, nbytes: int) -> torch.UntypedStorage:
+    def storage_at(at: int, nbytes: int, where: str | torch.device) -> torch.UntypedStorage:
         if nbytes == 0:
-            return torch.empty(0, dtype=torch.uint8, device=device).untyped_storage()
+            return torch.empty(0, dtype=torch.uint8, device=where).untyped_storage()
         if at in storages:
             if storages[at][0] != nbytes:
                 raise ExchangeError(f"two sizes given for the storage at {at}")
@@ -301,7 +305,7 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
             if at < other + size and other < at + nbytes:
                 raise ExchangeError(f"the storages at {at} and {other} overlap")
         data = blob[at:at + nbytes]
-        storages[at] = (nbytes, data.to(device, copy=True).untyped_storage())
+        storages[at] = (nbytes, data.to(where, copy=True).untyped_storage())
         if received is not None:
             received.append((at, storages[at][1], data))
         return storages[at][1]
@@ -350,8 +354,12 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
         if extent * itemsize > nbytes:
             raise ExchangeError(f"a tensor of shape {shape} reaches past its storage's "
                                 f"{nbytes} bytes")
-        tensor = torch.empty(0, dtype=dtype, device=device)
-        storage = storage_at(at, nbytes) if at is not None else sent_storage(index, nbytes)
+        where = "cpu" if body.get("host") is True else device
+        tensor = torch.empty(0, dtype=dtype, device=where)
+        storage = (storage_at(at, nbytes, where) if at is not None
+                   else sent_storage(index, nbytes, where))
+        if storage.device != tensor.device:
+            raise ExchangeError("one storage described on the host and on the device")
         tensor.set_(storage, offset, shape, stride)
         return tensor
 
