@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -66,9 +67,21 @@ def fenced_blocks(text: str) -> list[str]:
     return blocks
 
 
+_PARSING = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module:
+    """``ast.parse``, one thread at a time: CPython 3.11's AST constructor keeps its recursion
+    depth in state the interpreter's threads share, so two parses at once in a sweep's threads
+    can fail with "SystemError: AST constructor recursion depth mismatch"
+    (python/cpython#106905; seen in this suite with three LLM requests in flight)."""
+    with _PARSING:
+        return ast.parse(source)
+
+
 def _is_python(source: str) -> bool:
     try:
-        ast.parse(source)
+        parse_python(source)
     except SyntaxError:
         return False
     return True

@@ -101,3 +101,29 @@ def test_what_published_kernels_use_is_allowed():
         "    _k[(triton.cdiv(x.numel(), 128),)](y, x.numel(), BLOCK=128)\n"
         "    return y.to(torch.float32).view(-1)\n")
     assert screen_source(source) is None
+
+
+def test_sources_are_parsed_one_thread_at_a_time(monkeypatch):
+    """A sweep screens answers in several threads, and CPython 3.11's AST constructor fails
+    now and then when two parses overlap (python/cpython#106905): no two may overlap."""
+    import ast
+    import threading
+    import time
+
+    real_parse, inside, overlaps = ast.parse, [0], []
+
+    def slow_parse(source, *args, **kwargs):
+        inside[0] += 1
+        overlaps.append(inside[0])
+        time.sleep(0.02)  # long enough for the other threads to enter, were they let in
+        inside[0] -= 1
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", slow_parse)
+    source = "import torch\n\ndef kernel(x):\n    return x\n"
+    threads = [threading.Thread(target=screen_source, args=(source,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(overlaps) == 4 and max(overlaps) == 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from kgb_core.candidates import ENTRY_POINT
+from kgb_core.candidates import ENTRY_POINT, parse_python
 from kgb_core.module_contract import MODULE_CLASS, PACKED_FUNCTION
 from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, MEMOIZERS,
@@ -346,7 +346,7 @@ def screen_source(source: str) -> ScreenFinding | None:
     if "\x00" in source:
         return ScreenFinding(verdicts.SCREEN_REJECTED, "source contains NUL bytes (binary?)")
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError as error:
         return ScreenFinding(verdicts.COMPILE_ERROR,
                              f"SyntaxError: {error.msg} (line {error.lineno})", error.lineno)
