@@ -12,7 +12,9 @@ in-process check as KernelBench's own eval does it says of the same file:
   the problem model's values), ``get_inputs()`` as written (the large sizes);
 - outputs ``torch.allclose(atol=1e-2, rtol=1e-2)`` on five seeds;
 - the candidate's and the reference's forward timed with CUDA events (or wall clock on the
-  CPU), 100 calls after 10 warm-up calls.
+  CPU), 100 calls after 10 warm-up calls; on a GPU also with Triton's ``do_bench``, the clock
+  kgb's timer is meant to match. Each timing column reads reference ms / candidate ms =
+  speedup.
 
 Where kgb fails what that check accepts, the row names kgb's check (its verdict and the first
 words of its message). On the CPU backend only the small sizes run in Triton's interpreter, so
@@ -51,8 +53,11 @@ def _to(value: Any, device: str) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def inprocess(problem: Path, candidate: Path, device: str) -> tuple[str, float | None]:
-    """KernelBench's style of check: (verdict, speedup); the verdict is 'pass' or why not."""
+def inprocess(problem: Path, candidate: Path,
+              device: str) -> tuple[str, dict[str, tuple[float, float]] | None]:
+    """KernelBench's style of check: (verdict, times); the verdict is 'pass' or why not, the
+    times (reference ms, candidate ms) by clock: KernelBench's back-to-back CUDA events, and
+    on a GPU Triton's ``do_bench`` (which kgb's timer is meant to match) beside them."""
     import torch
 
     try:
@@ -87,7 +92,13 @@ def inprocess(problem: Path, candidate: Path, device: str) -> tuple[str, float |
                 return f"wrong (seed {seed})", None
         model, new, inputs = pair(0)
         with torch.no_grad():
-            return "pass", _time(model, inputs, device) / _time(new, inputs, device)
+            times = {"events": (_time(model, inputs, device), _time(new, inputs, device))}
+            if device != "cpu":
+                from triton.testing import do_bench
+
+                times["do_bench"] = (do_bench(lambda: model(*inputs)),
+                                     do_bench(lambda: new(*inputs)))
+            return "pass", times
     except Exception as error:  # noqa: BLE001 - KernelBench calls that a runtime error
         return f"error: {type(error).__name__}", None
 
@@ -110,6 +121,12 @@ def _time(function: Any, inputs: list, device: str, calls: int = 100) -> float:
     end.record()
     torch.cuda.synchronize()
     return start.elapsed_time(end) / calls
+
+
+def _ms_and_speedup(reference_ms: float | None, candidate_ms: float | None) -> str:
+    if not reference_ms or not candidate_ms:
+        return "-"
+    return f"{reference_ms:.4g}/{candidate_ms:.4g} = {reference_ms / candidate_ms:.3g}"
 
 
 def main() -> None:
@@ -149,18 +166,22 @@ def main() -> None:
             # A problem with literal shapes has no small case: on the CPU it is skipped.
             wrong += result.verdict != expected and not (
                 device == "cpu" and result.verdict == "skipped_unsupported")
-            plain, plain_speedup = ("-", None)
+            plain, times = ("-", None)
             if device == "cuda" or args.inprocess:
-                plain, plain_speedup = inprocess(by_op[op], path, device)
+                plain, times = inprocess(by_op[op], path, device)
             caught = (f"{result.verdict}: {result.message[:70]}"
                       if result.verdict != "pass" and plain == "pass" else "")
             rows.append([name, expected, result.verdict,
-                         f"{result.speedup:.3g}" if result.speedup else "-",
-                         plain, f"{plain_speedup:.3g}" if plain_speedup else "-",
+                         _ms_and_speedup(result.reference_ms, result.candidate_ms), plain,
+                         _ms_and_speedup(*(times or {}).get("events", (None, None))),
+                         _ms_and_speedup(*(times or {}).get("do_bench", (None, None))),
                          f"{seconds:.1f}", caught])
             print(" | ".join(rows[-1]), flush=True)  # as it goes: a cut run keeps its rows
-    print(render_table(["candidate", "expected", "kgb", "kgb speedup", "in-process check",
-                        "its speedup", "kgb s", "where kgb rejects what it accepts: kgb's check"],
+    print("timings: reference ms / candidate ms = speedup (kgb's; the in-process check's, by "
+          "back-to-back CUDA events; Triton's do_bench on the same calls)")
+    print(render_table(["candidate", "expected", "kgb", "kgb timing", "in-process check",
+                        "events timing", "do_bench timing", "kgb s",
+                        "where kgb rejects what it accepts: kgb's check"],
                        rows))
     print(f"\n{len(rows)} candidates, {wrong} not as expected; backend {args.backend}, "
           f"device {backend.device_name()}, sandbox {find_sandbox().name}")

@@ -44,12 +44,6 @@ def test_family_ops_are_registered():
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
-def test_reference_kernel_passes(cpu_evaluator, spec):
-    result = cpu_evaluator.evaluate(spec.id, spec.reference_kernel())
-    assert result.verdict == verdicts.PASS, f"{spec.id}: {result.verdict}: {result.message}"
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.id)
 def test_inputs_are_seeded_and_outputs_prefilled_with_garbage(spec):
     case = spec.cases_in([SMALL])[0]
     first = spec.make_inputs(InputContext(case, "float32", 0, "cpu"))

@@ -30,12 +30,6 @@ def test_all_ops_registered_and_published():
     assert all("published" in spec.tags for spec in SPECS.values())
 
 
-@pytest.mark.parametrize("name", OPS)
-def test_reference_kernel_passes(cpu_evaluator, name):
-    result = cpu_evaluator.evaluate(f"vllm.{name}", SPECS[name].reference_kernel())
-    assert result.verdict == verdicts.PASS, result.message
-
-
 _ZEROS = '''
 
 _kgb_reference_kernel = kernel

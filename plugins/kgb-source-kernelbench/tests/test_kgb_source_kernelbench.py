@@ -92,19 +92,27 @@ def load_sizes(stem: str) -> dict[str, int]:
     return {name: int(value) for name, value in found}
 
 
+# The ModelNew answers run here for one problem of each kind of state (weights, buffers
+# written in training mode, a convolution's, none); every answer, both shapes, runs in
+# benchmarks/kernelbench_checks.py, which is too long for the suite.
+MODELNEW_RUN = ("2_Linear", "33_BatchNorm_training", "102_Conv2d_BiasAdd_ReLU", "23_Softmax")
+
+
 def test_a_files_run_of_both_answer_shapes_passes_and_the_report_shows_the_source(tmp_path):
     answers = {}
     for folder in ANSWERS.iterdir():
         if folder.is_dir():
             answers[f"{op_id(folder.name)}.py"] = (folder / "kernel.py").read_text()
-            answers[f"{op_id(folder.name)}.sample1.py"] = (folder / "modelnew.py").read_text()
+            if folder.name in MODELNEW_RUN:
+                answers[f"{op_id(folder.name)}.sample1.py"] = (folder / "modelnew.py").read_text()
     db, rows = files_run(tmp_path, "kernelbench", "tests/data/kernelbench", answers)
     report = json.loads(kgb("report", "--db", str(db), "--json").stdout)
     (summary,) = report["summary"]
     assert summary["source"] == "kernelbench"
     assert summary["skipped"] == 1  # the problem with literal shapes: no small case to run
     assert summary["correct"] == summary["operators"] == len(list(PROBLEMS.glob("*.py"))) - 1
-    assert len(rows) == 2 * len(list(PROBLEMS.glob("*.py")))  # each: kernel(...) and ModelNew
+    assert len(rows) == len(list(PROBLEMS.glob("*.py"))) + len(MODELNEW_RUN)
+    assert sorted(op for op, sample, _ in rows if sample == 1) == sorted(map(op_id, MODELNEW_RUN))
     assert all(verdict == "pass" for op, _, verdict in rows if op != UNSCALABLE), rows
 
 
