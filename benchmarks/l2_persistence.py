@@ -2,7 +2,7 @@
 under the L2 settings a cheat would use (GPU only).
 
 ``python benchmarks/l2_persistence.py``: one relu kernel on inputs of a few sizes, timed by
-``CudaEventTimer`` (do_bench's clock: a 256 MB flush before every call) in five ways:
+kgb's NVIDIA timer (do_bench's clock: a 256 MB flush before every call) in five ways:
 - ``plain``: the kernel alone;
 - ``evict_last``: its loads with ``eviction_policy="evict_last"`` (a hint published kernels use);
 - ``window kept``: L2 set aside for persisting accesses and an access-policy window over the
@@ -25,7 +25,7 @@ import triton
 import triton.language as tl
 
 from kgb_backends.cuda_l2 import persisting_l2_limit
-from kgb_backends.nvidia import CudaEventTimer
+from kgb_backends.nvidia import NvidiaBackend
 from kgb_core.report import render_table
 from kgb_core.timing import TimingSettings
 
@@ -76,7 +76,8 @@ def main() -> None:
     parser.add_argument("--mib", default="4,16,32", help="input sizes in MiB (float32)")
     args = parser.parse_args()
     torch.cuda.init()
-    timer = CudaEventTimer(TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10))
+    timer = NvidiaBackend().make_timer(TimingSettings(warmup_ms=25.0, rep_ms=100.0,
+                                                      min_repetitions=10))
     props = torch.cuda.get_device_properties(0)
     set_aside = int(getattr(props, "persisting_l2_cache_max_size", 0) or (32 << 20))
     persistence = Persistence()

@@ -56,7 +56,9 @@ class CpuInterpreterBackend(Backend):
         ),
     )
     watch_os_threads = True
-    auto_detect = False  # the fallback, never auto-picked over a chip (see sweep.resolve_backend)
+    auto_detect = False  # never auto-picked over a chip (see sweep.resolve_backend)
+    fallback = True  # run where no chip is found, and the default host of an emulation
+    timings_measure_hardware = False  # the interpreter's seconds are no performance numbers
     # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
     default_timing = TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
                                     max_repetitions=5)

@@ -14,22 +14,19 @@ import sys
 from typing import Callable
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks, visible_device
+from kgb_core.backends import Availability, ProbeCheck, Quirks
 from kgb_core.operators import LARGE, SMALL
-from kgb_core.timing import EventTimer, Timer, TimingSettings
-from kgb_core.torch_device import nan_fill_free_block, release_cached_device_memory
+from kgb_core.timing import TimingSettings
+from kgb_core.torch_device import TorchDeviceBackend
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
-class CudaEventTimer(EventTimer):
-    def __init__(self, settings: TimingSettings) -> None:
-        import torch
+class NvidiaBackend(TorchDeviceBackend):
+    """The shared GPU base (``kgb_core.torch_device``), as every vendor plugin uses it, with
+    what is NVIDIA's own: its probe, the raw stream handle, the L2-persistence watch, and the
+    runner template's warm-up of Triton's CUDA compiler."""
 
-        super().__init__(settings, torch.cuda, "cuda", L2_FLUSH_BYTES, label="cuda-events+l2-flush")
-
-
-class NvidiaBackend(Backend):
     name = "nvidia"
     description = "NVIDIA GPUs through CUDA (timings with CUDA events and an L2 flush)"
     quirks = Quirks(
@@ -44,9 +41,19 @@ class NvidiaBackend(Backend):
     )
     default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
                                     max_repetitions=1000)
+    device_module_name = "cuda"
+    flush_bytes = L2_FLUSH_BYTES
+    visible_devices_variable = "CUDA_VISIBLE_DEVICES"
+    # What the NVIDIA container toolkit binds into a container for one GPU, as patterns.
+    device_files = ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/dev/nvidia-uvm",
+                    "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/nvidia-caps/*")
     # Not yet shown on hardware that the CUDA driver and Triton start no threads of their own
     # during a first launch; until it is, only Python-made threads count as deferred work here.
     watch_os_threads = False
+
+    @property
+    def timer_label(self) -> str:
+        return "cuda-events+l2-flush"  # the label every stored NVIDIA timing carries
 
     def probe(self) -> Availability:
         smi = shutil.which("nvidia-smi")
@@ -86,34 +93,13 @@ class NvidiaBackend(Backend):
         import torch
 
         torch.cuda.init()
-        torch.cuda.set_device(0)
-        # The reference must be at least as accurate as an fp32-accumulating kernel: float32
-        # matmuls in float32 (no TF32), and no fp16/bf16 partial sums in cuBLAS's split-K
-        # kernels. Measured on an H200 (torch 2.11): with reduced-precision reductions allowed
-        # (PyTorch's default) a 300x700x500 bf16 torch.mm was off the float64 product by up to
-        # 16%, and a correct fp32-accumulating kernel failed the tolerance against it.
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-        return "cuda:0"
-
-    def synchronize(self) -> None:
-        import torch
-
-        torch.cuda.synchronize()
-
-    def device_count(self) -> int:
-        import torch
-
-        # NVML-based where it can be, so the harness creates no CUDA context of its own.
-        return torch.cuda.device_count()
-
-    def device_environment(self, index: int) -> dict[str, str] | None:
-        return {"CUDA_VISIBLE_DEVICES": visible_device(index, "CUDA_VISIBLE_DEVICES")}
-
-    def make_timer(self, settings: TimingSettings) -> Timer:
-        return CudaEventTimer(settings)
+        # The base's setup then makes the reference at least as accurate as an
+        # fp32-accumulating kernel: float32 matmuls in float32 (no TF32), and no fp16/bf16
+        # partial sums in cuBLAS's split-K kernels. Measured on an H200 (torch 2.11): with
+        # reduced-precision reductions allowed (PyTorch's default) a 300x700x500 bf16 torch.mm
+        # was off the float64 product by up to 16%, and a correct fp32-accumulating kernel
+        # failed the tolerance against it.
+        return super().setup()
 
     def current_stream(self) -> object | None:
         import torch
@@ -127,21 +113,11 @@ class NvidiaBackend(Backend):
 
         return persisting_l2_watch(self.current_stream())
 
-    # No address-space limit: the CUDA driver reserves far more virtual memory than it uses,
-    # and RLIMIT_AS makes CUDA initialisation fail. Device memory is bounded by the card; host
-    # memory by the harness's watch on the worker's resident size.
-    def worker_host_memory_limit(self) -> int | None:
-        return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))
-
     def device_name(self) -> str:
         import torch
 
+        # The card's name alone: calibrated peaks are stored and looked up under it.
         return torch.cuda.get_device_name(0)
-
-    def sandbox_device_files(self) -> tuple[str, ...]:
-        # What the NVIDIA container toolkit binds into a container for one GPU, as patterns.
-        return ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-                "/dev/nvidia-modeset", "/dev/nvidia-caps/*")
 
     def warm_runner_cache(self) -> None:
         """Triton's CUDA driver utilities (a C module Triton compiles with gcc and caches):
@@ -161,16 +137,6 @@ class NvidiaBackend(Backend):
         except Exception as error:  # only time is lost: each runner initialises it instead
             print(f"kgb: Triton's compiler was not warmed in the runner template: "
                   f"{type(error).__name__}: {error}", file=sys.stderr)
-
-    def release_cached_memory(self) -> None:
-        import torch
-
-        if torch.cuda.is_initialized():  # a judge that never touched the GPU holds nothing
-            release_cached_device_memory(torch.cuda)
-
-    def poison_free_memory(self, nbytes: int) -> None:
-        """NaN-fill a block the caching allocator will reuse, so an unwritten output shows."""
-        nan_fill_free_block(nbytes, "cuda")
 
 
 @hookimpl

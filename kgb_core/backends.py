@@ -120,6 +120,14 @@ class Backend(ABC):
     # Whether auto-detection may pick this backend when it is available. Backends that are no
     # chip (the CPU interpreter, the example plugin) say False: they run only when named.
     auto_detect: bool = True
+    # Whether this is the fallback: the backend run where auto-detection finds no chip, and the
+    # host an emulation (``--emulate``) runs on unless ``--backend`` names another. It must
+    # need no chip; the CPU interpreter declares it (``Registry.fallback_backend``).
+    fallback: bool = False
+    # Whether this backend's timings measure a chip. Triton's interpreter says False: its
+    # timings are stored marked (``kgb_core.timing.stored_label``), and reports show them as no
+    # performance numbers.
+    timings_measure_hardware: bool = True
     # Set on an emulating backend (``kgb_core.emulation``): the name of the backend whose
     # quirks it applies. Every result it makes carries it, so it is never read as hardware.
     emulates: str = ""

@@ -50,12 +50,12 @@ class CalibrationSizes:
 
 
 def calibration_timer(backend: Backend, settings: TimingSettings) -> Timer:
-    """The backend's timer, except where it is the interpreter's: torch ops on the CPU are
-    timed with the same wall clock but under a label that says what they are."""
-    timer = backend.make_timer(settings)
-    if "interpreter" in timer.label:
+    """The backend's timer, except where its timings measure no chip (Triton's interpreter):
+    torch's own ops there run on the host, timed with a wall clock under a label that says
+    what they are."""
+    if not backend.timings_measure_hardware:
         return WallClockTimer(settings, backend.synchronize, label=TORCH_CPU_LABEL)
-    return timer
+    return backend.make_timer(settings)
 
 
 def _settings(backend: Backend) -> TimingSettings:

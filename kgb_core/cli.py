@@ -275,7 +275,7 @@ def eval_command(kernel_file: Path = typer.Argument(..., help="Candidate Python 
 def run_command(source: Optional[List[str]] = typer.Option(None, "--source", help="Operator source (repeatable)."),
                 op: Optional[List[str]] = typer.Option(None, "--op", help="Operator id (repeatable)."),
                 tag: Optional[List[str]] = typer.Option(None, "--tag", help="Only operators with this tag."),
-                method: Optional[str] = typer.Option(None, "--method", help="Generation method (default: reference)."),
+                method: Optional[str] = typer.Option(None, "--method", help="Generation method (default: the one the plugins declare, the reference kernels)."),
                 backend: Optional[str] = typer.Option(None, "--backend", help="Backend (default: auto-detect)."),
                 emulate: Optional[str] = typer.Option(None, "--emulate", help="Apply this installed backend's quirks to --backend (default cpu); every result is labelled as emulation."),
                 config_file: Optional[Path] = typer.Option(None, "--config", help="Run config TOML."),
@@ -497,7 +497,7 @@ def calibrate_command(backend: Optional[str] = typer.Option(None, "--backend", h
     typer.echo(render_table(["metric", "peak", "median ms", "cv", "reps", "timer"],
                             [[r["metric"], format_peak(r["metric"], r["value"]), r["median_ms"],
                               r["cv"], r["repetitions"], r["timer_label"]] for r in rows]))
-    if any("cpu" in r["timer_label"] for r in rows):
+    if not chosen.timings_measure_hardware:
         typer.echo("note: these are torch's CPU rates; kernels run in Triton's interpreter get "
                    "no roofline % from them (interpreter timings are no performance numbers).")
 

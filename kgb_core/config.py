@@ -35,7 +35,9 @@ class RunConfig:
     # emulation, labelled as such in every result (``kgb_core.emulation``).
     emulate: str | None = None
     db: str = DEFAULT_DB
-    method: str = "reference"
+    # "" is the method the installed plugins declare the default (``Method.default``: the
+    # reference method's known-good kernels), resolved when the sweep is planned.
+    method: str = ""
     method_options: dict[str, Any] = field(default_factory=dict)
     # ``[method] label``: the method's name in the store and the report (kgb_core/labels.py);
     # None: derived from the plugin and its options.

@@ -78,7 +78,8 @@ class EmulatingBackend(Backend):
         self.quirks = emulated_quirks(host, target)
         self.default_timing = host.default_timing
         self.watch_os_threads = host.watch_os_threads
-        self.auto_detect = False
+        self.timings_measure_hardware = host.timings_measure_hardware
+        self.auto_detect = self.fallback = False
 
     def probe(self) -> Availability:
         return self.host.safe_probe()

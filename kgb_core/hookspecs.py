@@ -77,14 +77,19 @@ def kgb_register_methods(register: Callable[[Any], None]) -> None:
 
 
 @hookspec
-def kgb_add_cli(app: Any) -> None:
+def kgb_add_cli(app: Any, registry: Any) -> None:
     """Add sub-commands to the ``kgb`` Typer app.
 
-    Optional. Called once when the CLI starts, after the built-in commands exist.
+    Optional. Called once when the CLI starts, after the built-in commands exist. ``registry``
+    is the CLI's own (``kgb_core.plugins.Registry``, every plugin loaded): a command looks its
+    operators, backends and methods up there, never in a registry of its own. An
+    implementation may take ``app`` alone (pluggy passes the arguments it names).
 
     Example::
 
         @hookimpl
-        def kgb_add_cli(app):
-            app.command("hello")(lambda: print("hi"))
+        def kgb_add_cli(app, registry):
+            @app.command("count-ops")
+            def count_ops() -> None:
+                print(len(registry.operators()))
     """

@@ -55,6 +55,9 @@ class Method(ABC):
     # A method whose candidates are known-good code (the shipped references) is trusted; every
     # other method's output is treated as hostile. Kept as data so a report can show it.
     trusted: bool = False
+    # Whether ``kgb run`` uses this method when none is named (``Registry.default_method``):
+    # the reference method declares it, so a bare run checks the shipped kernels.
+    default: bool = False
 
     def option_keys(self) -> frozenset[str]:
         """TOML keys this method accepts under ``[method]``; others are rejected as typos."""

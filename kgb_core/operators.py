@@ -388,6 +388,9 @@ class OperatorSource:
     # Options that name files or folders: a relative one is resolved where kgb was started,
     # so that judges (started elsewhere) and the run's plan get the same absolute path.
     path_options: frozenset[str] = frozenset()
+    # The tag of this source's operators that form the set every chip runs (the report's MC
+    # view compares chips over them): ATen declares ``mc110``; a source with none leaves it "".
+    cross_chip_tag: str = ""
     _specs: list[OperatorSpec] | None = field(default=None, repr=False)
     _settings: dict[str, Any] | None = field(default=None, repr=False)
 

@@ -125,10 +125,11 @@ class Registry:
         return register
 
     def add_cli(self, app: Any) -> None:
-        """Let each plugin add ``kgb`` sub-commands; a failing plugin is reported, not fatal."""
+        """Let each plugin add ``kgb`` sub-commands, handing it this registry; a failing plugin
+        is reported, not fatal."""
         for info, manager in self._managers:
             try:
-                manager.hook.kgb_add_cli(app=app)
+                manager.hook.kgb_add_cli(app=app, registry=self)
             except Exception as error:
                 if _strict():
                     raise
@@ -157,6 +158,24 @@ class Registry:
 
     def backends(self) -> list[Backend]:
         return [self._entries["backend"][n] for n in self.names("backend")]
+
+    def fallback_backend(self) -> Backend:
+        """The backend that declares itself the fallback (``Backend.fallback``; the first by
+        name where several do): run where no chip is found, the default emulation host."""
+        declared = [backend for backend in self.backends() if backend.fallback]
+        if not declared:
+            raise UserError("no installed backend declares itself the fallback (the CPU "
+                            "interpreter's does); name one with --backend")
+        return declared[0]
+
+    def default_method(self) -> Method:
+        """The method that declares itself the default (``Method.default``; the first by name
+        where several do): what ``kgb run`` uses when none is named."""
+        declared = [method for method in self.methods() if method.default]
+        if not declared:
+            raise UserError("no installed method declares itself the default (the reference "
+                            "method's does); name one with --method")
+        return declared[0]
 
     def methods(self) -> list[Method]:
         return [self._entries["method"][n] for n in self.names("method")]

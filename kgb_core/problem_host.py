@@ -128,12 +128,14 @@ def _source_modules(server: str) -> list[str]:
 
 
 def _backend() -> tuple[str, str, list[str]]:
-    """The judge's backend (name, the module that registers it, its device files), or the CPU
-    backend's where this process is no judge (``kgb ops`` describing problems)."""
+    """The judge's backend (name, the module that registers it, its device files), or the
+    fallback's (the CPU interpreter) where this process is no judge (``kgb ops`` describing
+    problems)."""
     from kgb_core.plugins import load_registry
 
     registry = load_registry()
-    backend = registry.backend(os.environ.get("KGB_WORKER_BACKEND") or "cpu")
+    name = os.environ.get("KGB_WORKER_BACKEND")
+    backend = registry.backend(name) if name else registry.fallback_backend()
     return backend.name, registry.backend_module(backend), list(backend.sandbox_device_files())
 
 

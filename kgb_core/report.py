@@ -4,7 +4,9 @@ An operator counts as correct when any of its samples passed (pass@k over the sa
 method made); its speedup is that of its fastest passing sample. Speedups are geometric means,
 as the published benchmark takes them (per case, then per operator). fast_p is the share of
 operators tried that are correct and more than p times faster than the reference. Timings made
-by a timer whose label says "interpreter" are no performance numbers, and the table says so.
+on a backend that declares its timings measure no chip (Triton's interpreter; their stored
+timer label is marked, ``kgb_core.timing.stored_label``) are no performance numbers, and the
+table says so.
 
 Operators a backend cannot run (its deny-list names them, or its quirks rule out every case)
 are *skipped*: neither correct nor failed, they leave correct% and fast_p alone and are counted
@@ -24,6 +26,7 @@ from kgb_core.backends import backend_label
 from kgb_core.evaluation import verdicts
 from kgb_core.labels import method_label
 from kgb_core.stats import geometric_mean
+from kgb_core.timing import measures_hardware
 
 FAST_P = (1.0, 2.0)
 # What a backend's timings measure: a chip, Triton's CPU interpreter, an emulation, or nothing
@@ -35,7 +38,7 @@ def backend_kind(emulates: str, timing_labels: Iterable[str]) -> str:
     labels = list(timing_labels)
     if emulates:
         return EMULATION
-    if any("interpreter" in label for label in labels):
+    if not all(measures_hardware(label) for label in labels):
         return INTERPRETER
     return HARDWARE if labels else UNTIMED
 
@@ -234,7 +237,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _interpreter_note(labels: Iterable[str]) -> str:
-    if any("interpreter" in label for label in labels):
+    if not all(measures_hardware(label) for label in labels):
         return ("\nnote: speedups marked * were timed in Triton's interpreter on the CPU; they "
                 "measure the interpreter, not a chip, and are no performance result.")
     return ""
@@ -275,7 +278,7 @@ def sandbox_note(rows: Iterable[dict[str, Any]]) -> str:
 def render_summary(summaries: Sequence[GroupSummary]) -> str:
     rows = []
     for s in summaries:
-        star = "*" if any("interpreter" in label for label in s.timing_labels) else ""
+        star = "" if all(measures_hardware(label) for label in s.timing_labels) else "*"
         rows.append([s.source, s.method, s.backend_label, s.operators, s.skipped,
                      f"{s.correct_pct:.1f}" if s.operators else "-",
                      f"{s.pass_at_1:.2f}", f"{s.pass_at_k:.2f} (k={s.k})",
@@ -306,7 +309,7 @@ def render_results(rows: Sequence[dict[str, Any]]) -> str:
         skipped = len(cases) - len(checked)
         max_rel = max((c.get("max_rel_error", 0.0) or 0.0 for c in checked), default=None)
         label = row.get("timing_label") or ""
-        star = "*" if "interpreter" in label else ""
+        star = "*" if label and not measures_hardware(label) else ""
         table_rows.append([
             row["op"], method_label(row), backend_label(row["backend"], row.get("emulates")),
             row["sample"], row["verdict"],

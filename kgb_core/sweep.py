@@ -107,13 +107,14 @@ def resolve_backend(registry: Registry, name: str | None,
                     emulate: str | None = None) -> tuple[Backend, str]:
     """The backend asked for (which must be available), or the auto-detected one, with why.
 
-    With ``emulate`` the result is that backend (the CPU interpreter unless another is named)
-    running with the quirks of the backend ``emulate`` names (``kgb_core.emulation``).
+    With ``emulate`` the result is that backend (the fallback, the CPU interpreter, unless
+    another is named) running with the quirks of the backend ``emulate`` names
+    (``kgb_core.emulation``).
     """
     if emulate:
         from kgb_core.emulation import emulate as make_emulating
 
-        host_name = name or "cpu"
+        host_name = name or registry.fallback_backend().name
         backend = make_emulating(registry, host_name, emulate)
         availability = backend.safe_probe()
         if not availability.available:
@@ -130,7 +131,7 @@ def resolve_backend(registry: Registry, name: str | None,
         return backend, ""
     available, reasons = [], []
     for backend in registry.backends():
-        if backend.name == "cpu" or not backend.auto_detect:
+        if backend.fallback or not backend.auto_detect:
             continue
         availability = backend.safe_probe()
         (available if availability.available else reasons).append(
@@ -141,15 +142,17 @@ def resolve_backend(registry: Registry, name: str | None,
     if available:
         backend, reason = available[0]
         return backend, f"backend: picked {backend.name!r} ({reason}); pass --backend to choose"
-    cpu = registry.backend("cpu")
+    fallback = registry.fallback_backend()
     why = "; ".join(f"{b.name}: {r}" for b, r in reasons) or "no GPU backend installed"
-    return cpu, f"backend: picked 'cpu' (Triton's interpreter) because no GPU backend is available ({why})"
+    return fallback, (f"backend: picked {fallback.name!r}, the fallback ({fallback.description}), "
+                      f"because no GPU backend is available ({why})")
 
 
 def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
     check_workers_per_device(config.workers_per_device, config.timing)
     configure_sources(registry, config.source_options)
-    method = registry.method(config.method)
+    method = registry.method(config.method) if config.method else registry.default_method()
+    config.method = method.name
     validate_method_options(config, method.option_keys())
     backend, note = resolve_backend(registry, config.backend, config.emulate)
     operators: list[OperatorSpec] = []

@@ -16,6 +16,24 @@ from typing import Any, Callable
 
 from kgb_core.stats import coefficient_of_variation, median
 
+# The mark a stored timer label carries when its numbers measure no chip: the backend declared
+# ``timings_measure_hardware = False`` (Triton's interpreter does). Reports read it from the
+# label, which every stored timing keeps, and never from a backend's or a timer's name.
+NO_HARDWARE = "no hardware"
+
+
+def stored_label(label: str, timings_measure_hardware: bool) -> str:
+    """The label stored with a timing: the timer's own, marked when it measures no chip."""
+    if timings_measure_hardware or NO_HARDWARE in label:
+        return label
+    return f"{label} ({NO_HARDWARE})"
+
+
+def measures_hardware(label: str) -> bool:
+    """Whether a stored timing label's numbers come from a chip. Labels stored before the mark
+    existed (kgb of 2026-12-05 and earlier) said so by starting with ``interpreter``."""
+    return NO_HARDWARE not in label and not label.startswith("interpreter")
+
 
 @dataclass(frozen=True)
 class TimingSettings:

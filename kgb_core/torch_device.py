@@ -187,7 +187,11 @@ class TorchDeviceBackend(Backend):
         return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))
 
     def release_cached_memory(self) -> None:
-        release_cached_device_memory(self.device_module())
+        module = self.device_module()
+        initialized = getattr(module, "is_initialized", None)
+        if initialized is not None and not initialized():
+            return  # a judge that never touched the device holds nothing (and starts nothing)
+        release_cached_device_memory(module)
 
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the device's caching allocator will reuse, so an unwritten output

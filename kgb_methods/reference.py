@@ -17,6 +17,7 @@ class ReferenceMethod(Method):
     name = "reference"
     description = "the known-good Triton kernel shipped with each operator (no model, no tokens)"
     trusted = True
+    default = True  # a bare `kgb run` checks the shipped kernels
 
     def generate(self, op: OperatorSpec, quirks: Quirks, ctx: GenerationContext) -> list[Candidate]:
         if op.reference_kernel is None:

@@ -70,7 +70,7 @@ def test_eval_json_of_a_passing_reference_kernel(tmp_path, registry):
     checked = [c for c in result["cases"] if c["status"] != "skipped"]
     assert checked and all("max_abs_error" in c and "max_rel_error" in c for c in checked)
     assert result["candidate_ms"] > 0 and result["reference_ms"] > 0 and result["speedup"] > 0
-    assert result["timing_label"] == "interpreter-wallclock"
+    assert result["timing_label"] == "interpreter-wallclock (no hardware)"
 
 
 def test_eval_of_a_wrong_kernel_exits_1_with_the_verdict():

@@ -92,3 +92,108 @@ def test_unknown_names_are_user_errors_that_list_what_exists(registry):
         registry.operator("softmax")
     with pytest.raises(UserError, match="unknown operator"):
         registry.operator("aten.softmaxx")
+
+
+def test_a_plugins_command_is_handed_the_clis_registry_and_an_app_only_hook_still_works():
+    import typer
+    from typer.testing import CliRunner
+
+    def with_registry(app, registry):
+        @app.command("count-sources")
+        def count_sources() -> None:
+            print(f"sources: {','.join(registry.names('source'))}")
+
+    def app_only(app):
+        @app.command("hello")
+        def hello() -> None:
+            print("hi")
+
+    registry = load_registry(entry_points=False, extra=[
+        ("counts", _plugin(kgb_add_cli=with_registry,
+                           kgb_register_sources=lambda register: register(_source("mine")))),
+        ("greets", _plugin(kgb_add_cli=app_only))])
+    app = typer.Typer()
+    registry.add_cli(app)
+    runner = CliRunner()
+    assert runner.invoke(app, ["count-sources"]).stdout.strip() == "sources: mine"
+    assert runner.invoke(app, ["hello"]).stdout.strip() == "hi"
+    assert all(info.error is None for info in registry.plugins)
+
+
+class _NoChip(CpuInterpreterBackend):
+    """A backend that is never available: what a GPU backend is on this machine."""
+
+    auto_detect, fallback = True, False
+
+    def __init__(self, name):
+        super().__init__()
+        self.name = name
+
+    def probe(self):
+        from kgb_core.backends import Availability
+
+        return Availability(False, "no such chip here")
+
+
+def test_the_fallback_backend_is_the_one_that_declares_it_not_the_one_named_cpu():
+    from kgb_core.sweep import resolve_backend
+
+    class Simulator(CpuInterpreterBackend):
+        name, description, fallback = "simulator", "a simulator", True
+
+    registry = load_registry(entry_points=False, extra=[("backends", _plugin(
+        kgb_register_backends=lambda register: (register(_NoChip("chip")),
+                                                register(Simulator()))))])
+    backend, note = resolve_backend(registry, None)
+    assert backend.name == "simulator" and "chip: no such chip here" in note
+    emulating, _ = resolve_backend(registry, None, emulate="chip")
+    assert emulating.host.name == "simulator" and emulating.emulates == "chip"
+    assert not emulating.fallback and not emulating.timings_measure_hardware  # the host's
+
+    alone = load_registry(entry_points=False, extra=[("backends", _plugin(
+        kgb_register_backends=lambda register: register(_NoChip("chip"))))])
+    with pytest.raises(UserError, match="declares itself the fallback"):
+        resolve_backend(alone, None)
+
+
+def test_the_default_method_is_the_one_that_declares_it(registry):
+    from kgb_methods.reference import ReferenceMethod
+
+    assert registry.default_method().name == "reference"
+
+    class Mine(ReferenceMethod):
+        name, default = "mine", False
+
+    class Chosen(ReferenceMethod):
+        name = "chosen"  # default, as the reference method it derives from
+
+    alone = load_registry(entry_points=False, extra=[("mine", _plugin(
+        kgb_register_methods=lambda register: register(Mine())))])
+    with pytest.raises(UserError, match="declares itself the default"):
+        alone.default_method()
+    both = load_registry(entry_points=False, extra=[("methods", _plugin(
+        kgb_register_methods=lambda register: (register(Mine()), register(Chosen()))))])
+    assert both.default_method().name == "chosen"
+
+
+def test_conformance_wants_each_denied_operator_cited_as_the_plugin_names_its_sources():
+    import dataclasses
+
+    from kgb_core.plugin_conformance import BackendPluginConformance
+
+    class Denying(CpuInterpreterBackend):
+        name = "denying"
+        quirks = dataclasses.replace(CpuInterpreterBackend.quirks, denied_operators={
+            "aten.sort": "no sort in the vendor's Triton (VendorDocs, section 4)"})
+
+    class Check(BackendPluginConformance):
+        backend_class = Denying
+
+    with pytest.raises(AssertionError, match="cites none of"):
+        Check().test_denied_operators_are_real_operators_with_cited_reasons()
+    Check.cited_sources = ("VendorDocs",)  # free-form: the plugin names its own sources
+    Check().test_denied_operators_are_real_operators_with_cited_reasons()
+    Denying.quirks = dataclasses.replace(Denying.quirks, denied_operators={
+        "aten.sort": "no sort (https://example.org/vendor/triton-notes)"})
+    Check.cited_sources = ()
+    Check().test_denied_operators_are_real_operators_with_cited_reasons()  # a URL cites

@@ -41,8 +41,21 @@ def test_groups_are_split_by_source_method_and_backend():
 
 def test_interpreter_timings_are_flagged_as_no_performance_result():
     text = render_summary(summarize([_row("aten.a", "pass", 0.01,
-                                          label="interpreter-wallclock")]))
+                                          label="interpreter-wallclock")]))  # a label of old
     assert "0.01*" in text and "not a chip" in text
+
+
+def test_what_a_backend_declares_of_its_timings_decides_not_its_timers_name():
+    from kgb_core.timing import stored_label
+
+    simulated = stored_label("simulator-cycles", timings_measure_hardware=False)
+    assert simulated == "simulator-cycles (no hardware)"
+    assert stored_label(simulated, False) == simulated  # marked once
+    text = render_summary(summarize([_row("aten.a", "pass", 0.5, label=simulated)]))
+    assert "0.5*" in text and "not a chip" in text
+    chip = stored_label("cpu-socket-events", timings_measure_hardware=True)
+    text = render_summary(summarize([_row("aten.a", "pass", 0.5, label=chip)]))
+    assert "0.5*" not in text and "not a chip" not in text
 
 
 def test_pass_at_k_attempts_cost_per_solved_and_turns_to_pass():

@@ -274,6 +274,7 @@ def test_per_operator_rows_verdicts_and_interpreter_roofline_is_na(made):
 
 
 def test_mc_view_and_transfer_matrix_from_the_store(made, registry):
+    assert registry.source("aten").cross_chip_tag == "mc110"  # the set is the source's word
     mc110 = {spec.id for spec in registry.operators(tags=["mc110"])}
     per_op = _per_operator(made["db"])
     solved, tried = defaultdict(set), defaultdict(set)
@@ -468,7 +469,8 @@ def test_build_report_uses_the_peaks_of_the_device_each_run_recorded():
              "environment": {"worker": {"device_name": "GPU 1"}}},
             {"id": 2, "created_at": "", "finished_at": "", "plan": {},
              "environment": {"worker": {"device_name": "GPU 2"}}}]
-    facts = {op: OperatorFacts(frozenset({"mc110"}), {("big", "float16"): (1e11, 2e9)})
+    facts = {op: OperatorFacts(frozenset({"mc110"}), {("big", "float16"): (1e11, 2e9)},
+                               cross_chip=True)
              for op in ("aten.a", "aten.b")}
     report = build_report(rows, runs, PEAKS, facts)
     by_op = {r.op: r for r in report.operators}
@@ -490,7 +492,7 @@ def test_fast_p_and_transfer_on_known_outcomes():
     for row in rows:
         if row["verdict"] != "pass":
             row["speedup"] = None
-    facts = {op: OperatorFacts(frozenset({"mc110"}), {}) for op in
+    facts = {op: OperatorFacts(frozenset({"mc110"}), {}, cross_chip=True) for op in
              ("aten.a", "aten.b", "aten.c", "aten.d")}
     report = build_report(rows, [], {}, facts)
     ms = {r.backend: r for r in report.ms}

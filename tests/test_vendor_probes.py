@@ -82,3 +82,22 @@ def test_every_vendor_probe_lists_its_steps_for_kgb_doctor(name, registry):
         pytest.skip(f"{name} is here")
     assert availability.checks, f"{name}'s probe lists no steps"
     assert not availability.checks[-1].ok  # the step it stopped at
+
+
+def test_nvidia_is_the_shared_gpu_base_with_only_its_own_parts_written_again():
+    """One way to write a GPU backend: NVIDIA's is a TorchDeviceBackend like every vendor's,
+    keeping the label its stored timings carry; releasing memory where CUDA was never started
+    (this machine, or a judge that never touched the GPU) starts nothing."""
+    from kgb_backends.nvidia import NvidiaBackend
+    from kgb_core.torch_device import TorchDeviceBackend
+
+    nvidia = NvidiaBackend()
+    assert isinstance(nvidia, TorchDeviceBackend)
+    own = {name for name, value in vars(NvidiaBackend).items() if callable(value)}
+    assert own <= {"probe", "setup", "current_stream", "device_state_watch", "device_name",
+                   "warm_runner_cache", "warm_template"}, own
+    assert nvidia.timer_label == "cuda-events+l2-flush"
+    assert "/dev/nvidiactl" in nvidia.sandbox_device_files()
+    assert nvidia.ray_resources() == {"num_gpus": 1}
+    nvidia.release_cached_memory()
+    assert not torch.cuda.is_initialized()

@@ -49,7 +49,7 @@ from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
 from kgb_core.operators import (SMALL, InputContext, OperatorSpec, Rounded, ShapeCase,
                                 Tolerance, WithTolerance)
 from kgb_core.stats import geometric_mean
-from kgb_core.timing import Timer, Timing
+from kgb_core.timing import Timer, Timing, stored_label
 
 # Seeds no shown trial uses, for the probes: their expected outputs never existed before.
 REWRITE_SEEDS = (7_000_003, 7_000_019)
@@ -352,7 +352,8 @@ class Evaluation:
             })
             # The timed inputs get new values: an output cached while timed shows here.
             self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
-        self.result.timing_label = self.timer.label
+        self.result.timing_label = stored_label(self.timer.label,
+                                                self.backend.timings_measure_hardware)
         if self.result.timings:
             timings = self.result.timings
             self.result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in timings)

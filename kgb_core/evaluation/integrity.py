@@ -32,8 +32,9 @@ _TIME_FUNCTIONS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns
 _HARNESS_PACKAGES = ("kgb_core", "kgb_backends", "kgb_sources", "kgb_methods")
 
 
-def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
-    """(owner name, owner, attribute names or None for every attribute)."""
+def _guarded(packages: tuple[str, ...]) -> list[tuple[str, Any, tuple[str, ...] | None]]:
+    """(owner name, owner, attribute names or None for every attribute); every loaded module
+    of the harness's ``packages`` is guarded whole."""
     import builtins
     import threading
     import time
@@ -70,7 +71,7 @@ def _guarded() -> list[tuple[str, Any, tuple[str, ...] | None]]:
     else:
         guarded.append(("triton.testing", triton_testing, ("do_bench",)))
     for name, module in sorted(sys.modules.items()):
-        if name.split(".")[0] in _HARNESS_PACKAGES and module is not None:
+        if name.split(".")[0] in packages and module is not None:
             guarded.append((name, module, None))
             # The classes it defines too: a method replaced through the class (the timer's
             # measure, the guard's own changes) is no module attribute.
@@ -92,8 +93,12 @@ def _read(owner: Any, names: tuple[str, ...] | None) -> dict[str, Any]:
 
 
 class IntegrityGuard:
-    def __init__(self) -> None:
-        self._guarded = _guarded()
+    """What a candidate may not replace, read before it runs. ``plugin_packages``: the
+    packages of the plugins loaded in this process besides kgb's own (a runner's backend
+    plugin, whose timer a candidate would otherwise be free to replace)."""
+
+    def __init__(self, plugin_packages: tuple[str, ...] = ()) -> None:
+        self._guarded = _guarded(_HARNESS_PACKAGES + tuple(plugin_packages))
         # The original objects are kept alive, so a replacement can never reuse their id().
         self._before = {name: _read(owner, names) for name, owner, names in self._guarded}
 

@@ -247,7 +247,8 @@ class Runner:
 
         # Bound now, before any candidate code runs: replacing IntegrityGuard.changes later
         # does not change this method object (and the guard reports the replacement).
-        self._guard_changes = IntegrityGuard().changes
+        self._guard_changes = IntegrityGuard(
+            plugin_packages=(type(backend).__module__.split(".")[0],)).changes
 
     # -- requests ---------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -144,7 +144,7 @@ def fast_p_curve_table(report: ReportData) -> Table:
 
 def mc_table(report: ReportData) -> Table:
     return Table(
-        name="mc", title="MC view: mc110 operators per backend and method",
+        name="mc", title="MC view: the cross-chip operators (ATen's mc110) per backend and method",
         headers=["method", "backend", "kind", "ops", "skipped", "correct", "correct %",
                  "speedup geomean", "fast_1 %"],
         formats=["text", "text", "text", "int", "int", "int", "pct", "x", "share"],
@@ -171,7 +171,7 @@ def transfer_tables(report: ReportData) -> list[Table]:
             title=f"Transfer matrix, method {matrix.method}",
             headers=["solved on \\ also solved on", *heads],
             formats=["text"] + ["share"] * len(names), rows=rows,
-            note="Row A, column B: of the mc110 operators solved on A and tried on B, the "
+            note="Row A, column B: of the cross-chip operators solved on A and tried on B, the "
                  "share (%) also solved on B."))
     return tables
 

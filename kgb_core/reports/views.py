@@ -4,7 +4,8 @@
 - MS view (many sources, one chip at a time): per source, method and backend, compile rate,
   correct %, the distribution of the correct operators' speedups, fast_p for
   p in {0, 0.5, 1, 1.5, 2} and the fast_p curve.
-- MC view (many chips): the ``mc110`` operators, per backend and method, correct % and speedup,
+- MC view (many chips): the cross-chip operators (those carrying their source's
+  ``cross_chip_tag``: ATen's ``mc110``), per backend and method, correct % and speedup,
   and per method the transfer matrix: of the operators solved on backend A (and tried on B),
   the share also solved on B.
 - cost: tokens and dollars per attempted and per solved operator, per method and backend.
@@ -41,9 +42,9 @@ from kgb_core.report import (EMULATION, INTERPRETER, OperatorOutcome, backend_ki
                              generation_effort, operator_outcomes, summarize, verdict_counts)
 from kgb_core.reports.leaderboard import LeaderboardRow, leaderboard
 from kgb_core.stats import geometric_mean
+from kgb_core.timing import measures_hardware
 
 FAST_P_THRESHOLDS = (0.0, 0.5, 1.0, 1.5, 2.0)
-MC_TAG = "mc110"
 CURVE_POINTS = 81
 
 # A sample that reached these verdicts never got past the screen or the compiler.
@@ -59,11 +60,14 @@ class OperatorFacts:
 
     tags: frozenset[str]
     counts: Mapping[tuple[str, str], tuple[float, float]]
+    # Whether it is in its source's cross-chip set (``OperatorSource.cross_chip_tag``).
+    cross_chip: bool = False
 
 
 def operator_facts(registry: Any, op_ids: Iterable[str]) -> dict[str, OperatorFacts]:
     """Facts for every operator the registry knows; an operator whose source is not installed
-    is left out (the report then shows its roofline as n/a and cannot tag it mc110)."""
+    is left out (the report then shows its roofline as n/a and cannot place it in the MC
+    view)."""
     from kgb_core.operators import dtype_itemsize
 
     facts = {}
@@ -78,7 +82,9 @@ def operator_facts(registry: Any, op_ids: Iterable[str]) -> dict[str, OperatorFa
                 counts[(case.name, dtype)] = (float(spec.flops(case.params)),
                                               float(spec.bytes_moved(case.params,
                                                                      dtype_itemsize(dtype))))
-        facts[op_id] = OperatorFacts(tags=frozenset(spec.tags), counts=counts)
+        tag = registry.source(spec.source).cross_chip_tag
+        facts[op_id] = OperatorFacts(tags=frozenset(spec.tags), counts=counts,
+                                     cross_chip=bool(tag) and tag in spec.tags)
     return facts
 
 
@@ -271,7 +277,7 @@ def roofline(row: Mapping[str, Any], facts: OperatorFacts | None,
     """(candidate %, baseline %, bound, note) for one passing result; None % with a note
     saying why where there is no honest number."""
     label = row.get("timing_label") or ""
-    if "interpreter" in label:
+    if label and not measures_hardware(label):
         return None, None, "", "n/a: timed in Triton's interpreter (no performance number)"
     detail = row.get("detail")
     detail = json.loads(detail) if isinstance(detail, str) else (detail or {})
@@ -365,8 +371,8 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
             curves.append(FastPCurve(group=row.group, kind=kind, points=_curve(tried),
                                      speedups=speedups, tried=n))
 
-    # MC view: the mc110 operators only
-    mc_outcomes = [o for o in outcomes if o.op in facts and MC_TAG in facts[o.op].tags]
+    # MC view: the cross-chip operators only
+    mc_outcomes = [o for o in outcomes if o.op in facts and facts[o.op].cross_chip]
     mc_groups: dict[tuple[str, str, str], list[OperatorOutcome]] = defaultdict(list)
     for o in mc_outcomes:
         mc_groups[(o.method, o.backend, o.emulates)].append(o)
@@ -406,8 +412,8 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
                                "solved_both": len(both), "solved_on_row_and_tried": len(base)}
         transfer.append(TransferMatrix(method=method, backends=names, kinds=kinds, cells=cells))
     mc_note = ("" if mc_outcomes else
-               f"no results for operators tagged {MC_TAG} in this store (the MC view covers "
-               f"only them)")
+               "no results for cross-chip operators in this store (the MC view covers only "
+               "the operators a source tags for every chip: ATen's mc110)")
 
     # cost
     cost_groups: dict[tuple[str, str, str], list[OperatorOutcome]] = defaultdict(list)

@@ -36,4 +36,5 @@ def kgb_register_sources(register):
         name=SOURCE,
         description="PyTorch ATen operators with their exact ATen semantics",
         build=build_operators,
+        cross_chip_tag=MC110_TAG,
     ))

@@ -45,8 +45,8 @@ def kgb_register_sources(register):
 
 
 @hookimpl
-def kgb_add_cli(app):
+def kgb_add_cli(app, registry):
     """``kgb vllm-crosscheck``: the references against vLLM's own ops, where vllm imports."""
     from kgb_sources.vllm.crosscheck import register_cli
 
-    register_cli(app)
+    register_cli(app, registry)

@@ -116,7 +116,9 @@ def _vllm_version() -> str:
     return getattr(vllm, "__version__", "unknown")
 
 
-def register_cli(app: Any) -> None:
+def register_cli(app: Any, registry: Any) -> None:
+    """``kgb vllm-crosscheck`` on ``app``, over the vllm operators of the CLI's ``registry``."""
+
     @app.command("vllm-crosscheck")
     def vllm_crosscheck_command(
             op: Optional[List[str]] = typer.Option(None, "--op", help="Operator id (repeatable); default every vllm op."),
@@ -128,12 +130,11 @@ def register_cli(app: Any) -> None:
         """Check every vllm spec's reference against vLLM's own op, on the same inputs."""
         import json
 
-        from kgb_core.cli import registry
         from kgb_core.report import render_table
         from kgb_sources.vllm._build import VLLM_CALLABLES
 
         version = _vllm_version()
-        specs = registry().operators(["vllm"])
+        specs = registry.operators(["vllm"])
         if op:
             wanted = set(op)
             specs = [s for s in specs if s.id in wanted or s.name in wanted]

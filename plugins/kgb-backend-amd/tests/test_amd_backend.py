@@ -24,6 +24,7 @@ class TestAmdBackendConformance(BackendPluginConformance):
     backend_name = "amd"
     backend_class = AmdBackend
     device_type = "cuda"
+    cited_sources = ("FlagGems", "FlagTree", "triton-ascend")
     expected_skipped_dtypes = set()
     expected_max_num_warps = 16
     expected_denied = set()

@@ -25,6 +25,7 @@ class TestAscendBackendConformance(BackendPluginConformance):
     backend_name = "ascend"
     backend_class = AscendBackend
     device_type = "npu"
+    cited_sources = ("FlagGems", "triton-ascend")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = {'float64'}
     expected_max_num_warps = None

@@ -25,6 +25,7 @@ class TestCambriconBackendConformance(BackendPluginConformance):
     backend_name = "cambricon"
     backend_class = CambriconBackend
     device_type = "mlu"
+    cited_sources = ("FlagGems", "FlagTree")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = {'float64'}
     expected_max_num_warps = 4

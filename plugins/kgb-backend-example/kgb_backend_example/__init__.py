@@ -40,6 +40,7 @@ class ExampleBackend(Backend):
     watch_os_threads = True
     # An example is never picked by auto-detection; a real chip's backend leaves this True.
     auto_detect = False
+    timings_measure_hardware = False  # Triton's interpreter, as the CPU backend
     default_timing = TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
                                     max_repetitions=5)
 

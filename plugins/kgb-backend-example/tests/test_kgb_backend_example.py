@@ -57,3 +57,32 @@ def test_the_core_applies_its_dtype_skips_and_launch_limits(registry):
     skipped = [c for c in good.cases if c["status"] == "skipped"]
     assert skipped and {c["dtype"] for c in skipped} == {"float16"}
     assert good.backend == "example" and good.emulates == ""
+
+
+REPLACES_THE_PLUGINS_TIMER = '''
+import kgb_backend_example
+from kgb_core.timing import Timer
+
+
+class _Instant(Timer):
+    label = "instant"
+
+    def time_once_ms(self, fn):
+        fn()
+        return 1e-6
+
+
+kgb_backend_example.ExampleBackend.make_timer = lambda self, settings: _Instant(settings)
+'''
+
+
+def test_a_candidate_replacing_the_plugins_own_timer_is_caught(registry):
+    """The runner guards the backend plugin's package as it guards kgb's: a third-party
+    backend's timer is as much the harness as the CPU backend's (the static screen is off
+    here, as a screen that missed the import would leave it)."""
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True, screen=False)
+    with Evaluator.for_backend(registry.backend("example"), settings) as evaluator:
+        cheat = registry.operator("aten.neg").reference_kernel() + REPLACES_THE_PLUGINS_TIMER
+        result = evaluator.evaluate("aten.neg", cheat)
+    assert result.verdict == verdicts.TAMPERING, f"{result.verdict}: {result.message}"
+    assert "kgb_backend_example.ExampleBackend" in result.message

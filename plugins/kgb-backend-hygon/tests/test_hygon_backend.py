@@ -24,6 +24,7 @@ class TestHygonBackendConformance(BackendPluginConformance):
     backend_name = "hygon"
     backend_class = HygonBackend
     device_type = "cuda"
+    cited_sources = ("FlagGems", "FlagTree")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = set()
     expected_max_num_warps = 16

@@ -24,6 +24,7 @@ class TestIluvatarBackendConformance(BackendPluginConformance):
     backend_name = "iluvatar"
     backend_class = IluvatarBackend
     device_type = "cuda"
+    cited_sources = ("FlagGems", "FlagTree")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = {'float64'}
     expected_max_num_warps = None

@@ -24,6 +24,7 @@ class TestKunlunxinBackendConformance(BackendPluginConformance):
     backend_name = "kunlunxin"
     backend_class = KunlunxinBackend
     device_type = "cuda"
+    cited_sources = ("FlagGems", "FlagTree")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = {'float64'}
     expected_max_num_warps = None

@@ -25,6 +25,7 @@ class TestMetaxBackendConformance(BackendPluginConformance):
     backend_name = "metax"
     backend_class = MetaxBackend
     device_type = "cuda"
+    cited_sources = ("FlagGems", "FlagTree")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = set()
     expected_max_num_warps = 16

@@ -25,6 +25,7 @@ class TestMthreadsBackendConformance(BackendPluginConformance):
     backend_name = "mthreads"
     backend_class = MthreadsBackend
     device_type = "musa"
+    cited_sources = ("FlagGems", "FlagTree")
     vendor_runtimes = VENDOR_RUNTIMES
     expected_skipped_dtypes = {'float64'}
     expected_max_num_warps = None
