@@ -16,8 +16,7 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import typer
 
-from kgb_core.errors import UserError
-from kgb_core.operators import LARGE, SMALL, InputContext, OperatorSpec
+from kgb_core.api import LARGE, SMALL, InputContext, OperatorSpec, UserError
 
 
 @dataclass
@@ -53,8 +52,7 @@ def crosscheck_spec(spec: OperatorSpec, vllm_callable: Callable[..., Any], *, de
                     tiers: Sequence[str] = (SMALL,), dtypes: Sequence[str] | None = None,
                     seeds: Sequence[int] = (0,)) -> list[CrosscheckRow]:
     """One row per case x dtype x seed: the reference against ``vllm_callable``."""
-    from kgb_core.evaluation.checker import clone_tree
-    from kgb_core.evaluation.compare import compare_outputs
+    from kgb_core.api import clone_tree, compare_outputs
 
     rows = []
     for case in spec.cases_in(tiers):
@@ -130,7 +128,7 @@ def register_cli(app: Any, registry: Any) -> None:
         """Check every vllm spec's reference against vLLM's own op, on the same inputs."""
         import json
 
-        from kgb_core.report import render_table
+        from kgb_core.api import render_table
         from kgb_sources.vllm._build import VLLM_CALLABLES
 
         version = _vllm_version()

@@ -20,10 +20,8 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, ProbeSteps, Quirks
-from kgb_core.operators import LARGE, SMALL
-from kgb_core.timing import TimingSettings
-from kgb_core.torch_device import TorchDeviceBackend, command_on_path
+from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
+                          TorchDeviceBackend, command_on_path)
 
 # Hygon's DCUs run a ROCm-derived stack (DTK) whose torch also sets torch.version.hip; its
 # query command is hy-smi (FlagGems _hygon/__init__.py) and DTK lives in /opt/dtk (FlagTree

@@ -24,11 +24,8 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Quirks
-from kgb_core.operators import LARGE, SMALL
-from kgb_core.timing import TimingSettings
-from kgb_core.torch_device import (TorchDeviceBackend, command_on_path, module_installed,
-                                   triton_backends_installed)
+from kgb_core.api import (LARGE, SMALL, Availability, Quirks, TimingSettings, TorchDeviceBackend,
+                          command_on_path, module_installed, triton_backends_installed)
 
 _OUTLINE = "triton-lang/triton-ascend docs/sources/python-api/outline.md"
 _NO_FP64 = (f"Triton-Ascend supports no float64 operations ({_OUTLINE} has no fp64 column; its "

@@ -9,9 +9,8 @@ device setup, the timer and the quirks, each from the vendor's documentation.
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
-from kgb_core.operators import SMALL
-from kgb_core.timing import Timer, TimingSettings, WallClockTimer
+from kgb_core.api import (SMALL, Availability, Backend, ProbeCheck, Quirks, Timer, TimingSettings,
+                          WallClockTimer)
 
 __version__ = "0.1.0"
 

@@ -21,10 +21,8 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, ProbeSteps, Quirks
-from kgb_core.operators import LARGE, SMALL
-from kgb_core.timing import TimingSettings
-from kgb_core.torch_device import TorchDeviceBackend, command_on_path, triton_backends_installed
+from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
+                          TorchDeviceBackend, command_on_path, triton_backends_installed)
 
 _NO_FP64 = ("FlagGems lists Kunlunxin among chips without float64 support (UNSUPPORT_FP64 in "
             "FlagOpen/FlagGems src/flag_gems/runtime/backend/device.py)")

@@ -19,10 +19,8 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, ProbeSteps, Quirks
-from kgb_core.operators import LARGE, SMALL
-from kgb_core.timing import TimingSettings
-from kgb_core.torch_device import TorchDeviceBackend, command_on_path
+from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
+                          TorchDeviceBackend, command_on_path)
 
 
 def _skipped(test_file: str, why: str) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kgb_core import hookimpl
-from kgb_core.operators import KNOWN_DTYPES, LARGE, SMALL, OperatorSpec, ShapeCase
+from kgb_core.api import KNOWN_DTYPES, LARGE, SMALL, OperatorSpec, ShapeCase
 
 __version__ = "0.1.0"
 
@@ -37,7 +37,7 @@ SERVER = "kgb_source_gpumode.host"
 
 
 def problem_folders(path: str) -> list[Path]:
-    from kgb_core.problem_host import problem_root
+    from kgb_core.api import problem_root
 
     return sorted(p for p in problem_root(SOURCE, path).iterdir()
                   if (p / "task.yml").is_file() and (p / "reference.py").is_file())
@@ -59,8 +59,7 @@ def _dtype(description: dict[str, Any]) -> str:
 
 
 def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
-    from kgb_core.module_contract import PackedContract
-    from kgb_core.problem_host import device_of, host, operator_name
+    from kgb_core.api import PackedContract, device_of, host, operator_name
 
     where, root = str(folder.resolve()), str(folder.resolve().parent)
     single = bool(description["single"])
@@ -88,7 +87,7 @@ def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
         return host(SERVER, root, device).values(reply, device)
 
     def check_output(arguments: Any, output: Any) -> str:
-        from kgb_core.evaluation.exchange import ExchangeError
+        from kgb_core.api import ExchangeError
 
         try:
             return request("check", device_of(arguments), [list(arguments), output])["message"]
@@ -96,7 +95,7 @@ def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
             return f"the output cannot be checked: {error}"
 
     def time_baseline(settings: Mapping[str, Any], sets: Any) -> Any:
-        from kgb_core.timing import Timing
+        from kgb_core.api import Timing
 
         reply = request("time", device_of(sets[0]), [list(one) for one in sets],
                         settings=dict(settings))
@@ -132,7 +131,7 @@ def spec_of(folder: Path, description: dict[str, Any]) -> OperatorSpec:
 
 def build(path: str = "") -> list[OperatorSpec]:
     """The operators of every problem folder in ``path`` (none while it is unset)."""
-    from kgb_core.problem_host import described, host
+    from kgb_core.api import described, host
 
     def describe(folder: Path) -> dict[str, Any]:
         where = folder.resolve()
@@ -144,7 +143,7 @@ def build(path: str = "") -> list[OperatorSpec]:
 
 @hookimpl
 def kgb_register_sources(register):
-    from kgb_core.problem_host import problem_folder_source
+    from kgb_core.api import problem_folder_source
 
     register(problem_folder_source(
         SOURCE, "GPU MODE reference-kernels problem folders (task.yml, reference.py) from a "

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kgb_core.problem_server import ProblemServer, describe_value, serve
+from kgb_core.api import ProblemServer, describe_value, serve
 
 _numbers = itertools.count(1)
 # The submission and the harness of GPU MODE's own runner: never loaded here.
@@ -118,7 +118,7 @@ class Host(ProblemServer):
     def op_describe(self, request: dict[str, Any]) -> dict[str, Any]:
         import torch
 
-        from kgb_core.evaluation.exchange import pack
+        from kgb_core.api import pack
 
         problem = self.problem(request["path"])
         tests = problem.task["tests"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from kgb_core import hookimpl
-from kgb_core.operators import LARGE, SMALL, OperatorSpec, ShapeCase
+from kgb_core.api import LARGE, SMALL, OperatorSpec, ShapeCase
 
 __version__ = "0.1.0"
 
@@ -36,13 +36,13 @@ DTYPES = ("float32",)
 
 def operator_name(path: Path) -> str:
     """The operator's name: the file's stem (kgb_core.problem_host.operator_name)."""
-    from kgb_core.problem_host import operator_name as name_of
+    from kgb_core.api import operator_name as name_of
 
     return name_of(path.stem)
 
 
 def problem_files(folder: str) -> list[Path]:
-    from kgb_core.problem_host import problem_root
+    from kgb_core.api import problem_root
 
     return sorted(p for p in problem_root(SOURCE, folder).glob("*.py")
                   if not p.name.startswith("_"))
@@ -107,7 +107,7 @@ def _text(path: Path, description: dict[str, Any], digest: str) -> str:
 
 
 def spec_of(path: Path, description: dict[str, Any]) -> OperatorSpec:
-    from kgb_core.module_contract import ModuleContract
+    from kgb_core.api import ModuleContract
     from kgb_source_kernelbench import client
 
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -146,7 +146,7 @@ def spec_of(path: Path, description: dict[str, Any]) -> OperatorSpec:
 
 def build(path: str = "") -> list[OperatorSpec]:
     """The operators of every problem file in ``path`` (none while it is unset)."""
-    from kgb_core.problem_host import described
+    from kgb_core.api import described
     from kgb_source_kernelbench import client
 
     return described(SOURCE, problem_files(path) if path else [],
@@ -155,7 +155,7 @@ def build(path: str = "") -> list[OperatorSpec]:
 
 @hookimpl
 def kgb_register_sources(register):
-    from kgb_core.problem_host import problem_folder_source
+    from kgb_core.api import problem_folder_source
 
     register(problem_folder_source(
         SOURCE, "KernelBench-format problem files (Model, get_inputs, get_init_inputs) from a "

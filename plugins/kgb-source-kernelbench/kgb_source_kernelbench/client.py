@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from kgb_core.problem_host import ProblemHostError, device_of, host
+from kgb_core.api import ProblemHostError, device_of, host
 
 SERVER = "kgb_source_kernelbench.host"
 __all__ = ["ProblemHostError", "describe", "draw", "reference", "time_reference"]
@@ -44,7 +44,7 @@ def reference(path: str, contract: Any, written: Sequence[int], arguments: Seque
 
 def time_reference(path: str, contract: Any, settings: dict[str, Any],
                    sets: Sequence[Sequence[Any]]) -> Any:
-    from kgb_core.timing import Timing
+    from kgb_core.api import Timing
 
     reply = _host(path, device_of(sets[0])).request(
         {"op": "time", "path": path, "contract": contract.to_dict(), "settings": settings},

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from kgb_core.problem_server import ProblemServer, serve
+from kgb_core.api import ProblemServer, serve
 
 
 class Host(ProblemServer):
@@ -60,7 +60,7 @@ class Host(ProblemServer):
 
     def _kernel(self, request: dict[str, Any], values: list) -> Any:
         """The Model as ``kernel(*values)``, with the module-level sizes of their case set."""
-        from kgb_core.module_contract import ModuleContract, ModuleKernel
+        from kgb_core.api import ModuleContract, ModuleKernel
         from kgb_source_kernelbench import problems
 
         path = request["path"]

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from kgb_core.problem_server import describe_value
+from kgb_core.api import describe_value
 
 KEEP_UP_TO = 16
 MIN_SCALED = 8
