@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kgb_core.adversarial import Cheat, read_corpus
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.evaluation.sandbox import find_sandbox
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.plugins import load_registry

@@ -131,7 +131,7 @@ def _ms_and_speedup(reference_ms: float | None, candidate_ms: float | None) -> s
 
 def main() -> None:
     from kgb_core.adversarial import read_corpus
-    from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
     from kgb_core.evaluation.sandbox import find_sandbox
     from kgb_core.plugins import load_registry
     from kgb_core.report import render_table

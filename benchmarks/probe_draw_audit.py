@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb_core.evaluation.checker import probe_pool, runnable_cases  # noqa: E402
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator  # noqa: E402
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator  # noqa: E402
 from kgb_core.plugins import load_registry  # noqa: E402
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kgb_core.config import RunConfig
-from kgb_core.evaluation.pool import Evaluator
+from kgb_core.evaluation.evaluator import Evaluator
 from kgb_core.methods import GenerationContext
 from kgb_core.plugins import load_registry
 from kgb_core.progress import Progress

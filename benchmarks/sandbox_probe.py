@@ -46,7 +46,7 @@ def main() -> None:
     except subprocess.TimeoutExpired as error:
         print(f"python in the sandbox: no end within {args.timeout:g} s\n"
               f"{(error.stdout or b'').decode()[-1000:]}{(error.stderr or b'').decode()[-2000:]}")
-    from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 
     settings = EvaluationSettings(seeds=(0,), timeout_s=args.timeout, timing=False,
                                   startup_timeout_s=args.timeout)

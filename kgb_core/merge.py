@@ -48,15 +48,12 @@ from typing import Any, Sequence
 
 from kgb_core.errors import UserError
 from kgb_core.labels import plan_label
-from kgb_core.store import (SCHEMA_VERSION, ResultStore, foreign_objects, legacy_run_uid,
-                            refusal)
+from kgb_core.store import (SCHEMA_VERSION, ResultStore, content_columns, foreign_objects,
+                            legacy_run_uid, refusal)
 
 PREFER = ("error", "newer", "older")
 # Columns of a result row that make its content (everything but where it sits: id, run_id).
-_CONTENT = ("op", "source", "backend", "emulates", "method", "sample", "verdict", "message",
-            "candidate_ms", "reference_ms", "speedup", "timing_label", "prompt_tokens",
-            "completion_tokens", "cost_usd", "duration_s", "detail", "candidate_source",
-            "generation", "created_at", "label")
+_CONTENT = content_columns("results")
 
 
 @dataclass
@@ -117,8 +114,7 @@ class _Store:
 
 
 # Columns of a device_peaks row that make one measurement (all but its id).
-_PEAK_CONTENT = ("device_name", "backend", "metric", "value", "unit", "timer_label", "detail",
-                 "created_at")
+_PEAK_CONTENT = content_columns("device_peaks")
 
 
 def _read(path: Path) -> _Store:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from kgb_core.errors import UserError
 from kgb_core.evaluation import harness_verdicts, verdicts
 from kgb_core.evaluation.devices import EvalJob, EvaluationPool, SlotUsage
-from kgb_core.evaluation.pool import EvaluationSettings
+from kgb_core.evaluation.evaluator import EvaluationSettings
 from kgb_core.evaluation.results import EvalResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,7 +56,7 @@ class EvaluationActor:
 
     def __init__(self, backend_name: str, emulates: str, settings: dict[str, Any],
                  slot: str) -> None:
-        from kgb_core.evaluation.pool import Evaluator
+        from kgb_core.evaluation.evaluator import Evaluator
         from kgb_core.plugins import load_registry
 
         registry = load_registry()

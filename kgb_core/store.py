@@ -17,6 +17,7 @@ Each run also has a ``uid``, made when it starts and kept when the store is copi
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import sqlite3
@@ -101,6 +102,29 @@ CREATE TABLE IF NOT EXISTS device_peaks (
 # older than version 5 no label column.
 _LATE_INDEXES = ("CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs (uid)",
                  "CREATE INDEX IF NOT EXISTS results_by_label ON results (label, op, backend)")
+
+
+@functools.cache
+def content_columns(table: str) -> tuple[str, ...]:
+    """The columns of ``table`` in this kgb's schema that hold a row's content, in schema
+    order: all but where the row sits (``id``, ``run_id``). Read from the schema itself, so a
+    merge or a copy of rows never keeps a column list of its own that a new column would miss."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(_SCHEMA)
+        names = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+    finally:
+        conn.close()
+    if not names:
+        raise ValueError(f"the store's schema has no table {table!r}")
+    return tuple(name for name in names if name not in ("id", "run_id"))
+
+
+def read_answer(conn: sqlite3.Connection, key: str) -> dict[str, Any] | None:
+    """A cached model answer (the ``responses`` table) by its request's key, on any
+    connection to a store: the store's own, or a generation thread's."""
+    row = conn.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
+    return None if row is None else json.loads(row[0])
 
 
 def _now() -> str:
@@ -300,11 +324,10 @@ class ResultStore:
                  _now(), run_id))
 
     # -- model answers (a method's response cache) ------------------------------------------
-    def get(self, key: str) -> dict[str, Any] | None:
-        row = self._conn.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
-        return None if row is None else json.loads(row["value"])
+    def cached_answer(self, key: str) -> dict[str, Any] | None:
+        return read_answer(self._conn, key)
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def cache_answer(self, key: str, value: dict[str, Any]) -> None:
         """Committed at once: an answer paid for survives a kill before its result is stored."""
         with self._transaction():
             self._conn.execute("INSERT OR REPLACE INTO responses(key, value, created_at) "

@@ -11,7 +11,6 @@ same plan is continued and every (op, backend, method, sample) already stored is
 
 from __future__ import annotations
 
-import json
 import queue
 import sqlite3
 import threading
@@ -30,14 +29,14 @@ from kgb_core.evaluation import harness_verdicts, sandbox, verdicts
 from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
                                          EvaluationPool, SlotUsage,
                                          check_workers_per_device, parse_devices)
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.methods import GenerationContext, Method
 from kgb_core.operators import OperatorSpec
 from kgb_core.plugins import Registry
 from kgb_core.progress import Progress
 from kgb_core.source_options import configure as configure_sources
-from kgb_core.store import ResultKey, ResultStore
+from kgb_core.store import ResultKey, ResultStore, read_answer
 
 @dataclass
 class SweepPlan:
@@ -285,8 +284,7 @@ class _ForwardingCache:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = sqlite3.connect(self._path, timeout=30)
-        row = conn.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return read_answer(conn, key)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         with self._lock:
@@ -387,7 +385,7 @@ class _Pipeline:
         kind = event[0]
         if kind == "put":
             _, key, value = event
-            self.store.put(key, value)
+            self.store.cache_answer(key, value)
             self.cache.written(key)
         elif kind == "fatal":
             raise event[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 
 TESTS = Path(__file__).parent

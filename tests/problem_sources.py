@@ -11,7 +11,7 @@ from typing import Iterator
 
 from conftest import kgb
 
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 
 

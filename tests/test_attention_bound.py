@@ -167,7 +167,7 @@ def test_the_reference_kernel_passes_on_the_probe_draw_that_failed_it():
     """The whole evaluation, the judge's probes forced onto the draw where CI saw the
     reference kernel fail (benchmarks/probe_draw_audit.py tries every draw of every operator)."""
     from kgb_core.evaluation.checker import probe_pool, runnable_cases
-    from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 
     registry = load_registry()
     backend = registry.backend("cpu")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.plugins import load_registry
 

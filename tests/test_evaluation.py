@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 
 from conftest import KERNELS

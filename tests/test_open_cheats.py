@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 
 OPEN = sorted((Path(__file__).parent / "adversarial" / "open").glob("*.py"))
 

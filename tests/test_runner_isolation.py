@@ -21,7 +21,7 @@ import pytest
 
 from kgb_core.errors import UserError
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.evaluation.sandbox import find_sandbox
 from kgb_core.store import ResultStore
 
@@ -127,7 +127,7 @@ def kernel(x):
 HARNESS = '''
 import sys
 from kgb_core.plugins import load_registry
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 registry = load_registry()
 settings = EvaluationSettings(seeds=(0,), timeout_s=600, timing=False)
 with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:

@@ -306,7 +306,7 @@ def test_the_store_is_written_by_the_sweeps_thread_only(tmp_path):
 
         def write():
             try:
-                store.put("k", {"v": 1})
+                store.cache_answer("k", {"v": 1})
             except sqlite3.ProgrammingError as error:
                 errors.append(error)
 

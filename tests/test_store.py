@@ -112,3 +112,20 @@ def test_a_version_3_store_gets_run_uids_that_every_copy_agrees_on(tmp_path):
         assert len({r["uid"] for r in store.runs()}) == 2 and fresh == 2
     assert sqlite3.connect(path).execute(
         "SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_a_merge_copies_every_column_a_store_has(tmp_path):
+    """The merge's content columns are the schema's, read from it: a column a later kgb adds
+    to results or device_peaks is copied by the merge, not dropped by a stale list."""
+    from kgb_core import merge
+    from kgb_core.store import content_columns
+
+    with ResultStore(tmp_path / "s.db"):
+        pass
+    conn = sqlite3.connect(tmp_path / "s.db")
+    for table, used in (("results", merge._CONTENT), ("device_peaks", merge._PEAK_CONTENT)):
+        on_disk = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        assert list(used) == [c for c in on_disk if c not in ("id", "run_id")]
+    conn.close()
+    with pytest.raises(ValueError, match="no table 'nope'"):
+        content_columns("nope")

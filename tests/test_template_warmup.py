@@ -8,7 +8,7 @@ import os
 import pytest
 
 from kgb_backends.triton_warmup import compile_for_target
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 
 

@@ -18,7 +18,7 @@ from kgb_core.errors import UserError
 from kgb_core.evaluation import devices, verdicts
 from kgb_core.evaluation.devices import DevicePool, EvalJob
 from kgb_core.evaluation.results import EvalResult
-from kgb_core.evaluation.pool import EvaluationSettings
+from kgb_core.evaluation.evaluator import EvaluationSettings
 from kgb_core.store import ResultStore
 from kgb_core.sweep import plan_sweep, run_sweep
 

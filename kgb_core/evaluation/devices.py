@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kgb_core.errors import UserError
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.evaluation.results import EvalResult
 
 if TYPE_CHECKING:  # pragma: no cover

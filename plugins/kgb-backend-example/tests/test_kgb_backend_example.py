@@ -7,7 +7,7 @@ import pytest
 
 from kgb_backend_example import ExampleBackend
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 
 
