@@ -112,6 +112,31 @@ def _distribution(reg: Registry, kind: str, name: str) -> str:
     return f"{info.distribution} {info.version}".strip() if info else ""
 
 
+@app.command("methods")
+def methods_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Each generation method, its distribution, and the options it takes under [method]."""
+    reg = registry()
+    entries = [{"name": method.name, "description": method.description,
+                "default": method.default, "trusted": method.trusted,
+                "distribution": _distribution(reg, "method", method.name),
+                "options": [{"name": option.name, "type": option.type_name(),
+                             "default": option.default, "description": option.description}
+                            for option in method.options]}
+               for method in reg.methods()]
+    if as_json:
+        _print_json(entries)
+        return
+    typer.echo(render_table(["method", "distribution", "description"],
+                            [[e["name"] + (" (default)" if e["default"] else ""),
+                              e["distribution"] or "-", e["description"]] for e in entries]))
+    for entry in entries:
+        if entry["options"]:
+            typer.echo(f"\n[method] name = \"{entry['name']}\" takes:")
+            typer.echo(render_table(["option", "type", "default", "what it does"],
+                                    [[o["name"], o["type"], json.dumps(o["default"]),
+                                      o["description"]] for o in entry["options"]]))
+
+
 @app.command("backends")
 def backends_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Each backend, its distribution, whether it is available here, and if not, why."""

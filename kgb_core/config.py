@@ -2,7 +2,7 @@
 
 Every section and key is known here, so a typo is one clear error instead of a silently
 ignored setting; keys under ``[method]`` other than ``name`` belong to the method, which
-declares them (``Method.option_keys``).
+declares them, typed (``Method.options``), and the core checks their types.
 """
 
 from __future__ import annotations
@@ -195,8 +195,14 @@ def apply_overrides(config: RunConfig, **overrides: Any) -> RunConfig:
     return config
 
 
-def validate_method_options(config: RunConfig, allowed: frozenset[str]) -> None:
+def validate_method_options(config: RunConfig, method: Any) -> None:
+    """Unknown keys (a typo) and values of the wrong type, for the method's declared options
+    (``Method.options``), before the method sees them."""
+    from kgb_core.methods import check_options
+
+    allowed = method.option_keys()
     unknown = sorted(set(config.method_options) - allowed)
     if unknown:
         hint = f"; it accepts: {', '.join(sorted(allowed))}" if allowed else "; it takes none"
         raise UserError(f"method {config.method!r} has no option {unknown[0]!r}{hint}")
+    check_options(config.method, method.options, config.method_options)

@@ -13,8 +13,65 @@ from typing import Any, Callable, Mapping, Protocol
 
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate
+from kgb_core.errors import UserError
 from kgb_core.labels import default_label
 from kgb_core.operators import OperatorSpec
+
+_TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
+               list: "a list", dict: "a table"}
+
+
+@dataclass(frozen=True)
+class MethodOption:
+    """One key a method takes under ``[method]``: what it does, its default and the types its
+    value may have, in one place. The core checks each given value's type before the method
+    sees it (``check_options``) and ``kgb methods`` lists them; what the value means (a range,
+    one of some words) the method still checks itself.
+
+    ``types``: the accepted types; empty means the default's own (a float option takes an int
+    too). A whole-number or number option never takes true or false. ``None`` is taken where
+    the default is ``None`` (unset)."""
+
+    name: str
+    default: Any
+    description: str
+    types: tuple[type, ...] = ()
+
+    def declared(self) -> tuple[type, ...]:
+        return self.types or ((type(self.default),) if self.default is not None else ())
+
+    def accepted(self) -> tuple[type, ...]:
+        types = self.declared()
+        return types + ((int,) if float in types and int not in types else ())
+
+    def type_name(self) -> str:
+        names = [_TYPE_NAMES.get(t, t.__name__) for t in self.declared()]
+        return " or ".join(names) or "any value"
+
+    def takes(self, value: Any) -> bool:
+        if value is None and self.default is None:
+            return True
+        accepted = self.accepted()
+        if not accepted:
+            return True
+        if isinstance(value, bool):
+            return bool in accepted
+        return isinstance(value, accepted)
+
+
+def option_defaults(options: tuple[MethodOption, ...]) -> dict[str, Any]:
+    """{name: default} of declared options (what a method merges given values onto)."""
+    return {option.name: option.default for option in options}
+
+
+def check_options(method: str, declared: tuple[MethodOption, ...],
+                  given: Mapping[str, Any]) -> None:
+    """A given value of the wrong type is a user error naming the key, what it takes and what
+    it got."""
+    for option in declared:
+        if option.name in given and not option.takes(given[option.name]):
+            raise UserError(f"method {method}: option {option.name} takes "
+                            f"{option.type_name()}, got {given[option.name]!r}")
 
 
 @dataclass
@@ -59,9 +116,13 @@ class Method(ABC):
     # the reference method declares it, so a bare run checks the shipped kernels.
     default: bool = False
 
+    # The keys it takes under ``[method]``, typed and described (``MethodOption``).
+    options: tuple[MethodOption, ...] = ()
+
     def option_keys(self) -> frozenset[str]:
-        """TOML keys this method accepts under ``[method]``; others are rejected as typos."""
-        return frozenset()
+        """TOML keys this method accepts under ``[method]``; others are rejected as typos. The
+        declared ``options`` by default."""
+        return frozenset(option.name for option in self.options)
 
     def samples(self, options: Mapping[str, Any]) -> int:
         """How many candidates per operator ``generate`` makes with these options (pass@k)."""

@@ -152,7 +152,7 @@ def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
     configure_sources(registry, config.source_options)
     method = registry.method(config.method) if config.method else registry.default_method()
     config.method = method.name
-    validate_method_options(config, method.option_keys())
+    validate_method_options(config, method)
     backend, note = resolve_backend(registry, config.backend, config.emulate)
     operators: list[OperatorSpec] = []
     if config.ops:

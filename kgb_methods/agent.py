@@ -19,17 +19,19 @@ from kgb_core import hookimpl
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate, extract_code
 from kgb_core.errors import UserError
-from kgb_core.methods import GenerationContext, Method
+from kgb_core.methods import GenerationContext, Method, MethodOption, option_defaults
 from kgb_core.operators import OperatorSpec
-from kgb_methods.chat import CHAT_DEFAULTS, ChatSession, chat_options
+from kgb_methods.chat import CHAT_OPTIONS, ChatSession, chat_options
 from kgb_methods.prompts import TEMPLATES, render_prompt
 
-AGENT_DEFAULTS: dict[str, Any] = {
-    "max_turns": 5,
-    "max_tokens_per_op": 200_000,
-    "improve_after_pass": True,
-    "feedback_template": "agent_feedback",
-}
+AGENT_OPTIONS = (
+    MethodOption("max_turns", 5, "turns per operator: an answer, the harness's verdict back"),
+    MethodOption("max_tokens_per_op", 200_000, "tokens per operator before the agent stops"),
+    MethodOption("improve_after_pass", True, "keep asking for a faster kernel once one passes"),
+    MethodOption("feedback_template", "agent_feedback", "the template of the verdict it gets "
+                 "back (kgb_methods/prompts/)"),
+)
+AGENT_DEFAULTS: dict[str, Any] = option_defaults(AGENT_OPTIONS)
 
 
 def _feedback(result: Any, template_name: str) -> str:
@@ -53,12 +55,10 @@ def _feedback(result: Any, template_name: str) -> str:
 class AgentMethod(Method):
     name = "agent"
     description = "iterative: generate, get the harness's verdict and timing back, improve"
+    options = CHAT_OPTIONS + AGENT_OPTIONS
 
     def __init__(self) -> None:
         self._session = ChatSession()
-
-    def option_keys(self) -> frozenset[str]:
-        return frozenset(CHAT_DEFAULTS) | frozenset(AGENT_DEFAULTS)
 
     def _options(self, given: Mapping[str, Any]) -> dict[str, Any]:
         options = chat_options(given, AGENT_DEFAULTS, self.name)

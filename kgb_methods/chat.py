@@ -33,24 +33,28 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from kgb_core.errors import UserError
-from kgb_core.methods import GenerationContext
+from kgb_core.methods import GenerationContext, MethodOption, option_defaults
 
-CHAT_DEFAULTS: dict[str, Any] = {
-    "provider": "openai",
-    "base_url": None,
-    "model": None,
-    "api_key_env": "OPENAI_API_KEY",
-    "temperature": 0.0,
-    "max_tokens": 4096,
-    "price_input_per_mtok": 0.0,
-    "price_output_per_mtok": 0.0,
-    "timeout_s": 600.0,
-    "max_retries": 3,
-    "template": "triton_kernel",
-    "cache": True,
-    "max_concurrent_requests": 0,
-    "rate_limit_retries": 5,
-}
+# The options every chat-endpoint method (llm, agent) takes under [method].
+CHAT_OPTIONS = (
+    MethodOption("provider", "openai", "the endpoint's API: openai (any OpenAI-compatible "
+                 "server) or anthropic"),
+    MethodOption("base_url", None, "the endpoint's URL (the SDK's default where unset)", (str,)),
+    MethodOption("model", None, "the model's name at the endpoint (required)", (str,)),
+    MethodOption("api_key_env", "OPENAI_API_KEY", "the environment variable holding the key"),
+    MethodOption("temperature", 0.0, "sampling temperature"),
+    MethodOption("max_tokens", 4096, "the answer's token limit"),
+    MethodOption("price_input_per_mtok", 0.0, "dollars per million prompt tokens (the cost)"),
+    MethodOption("price_output_per_mtok", 0.0, "dollars per million answer tokens"),
+    MethodOption("timeout_s", 600.0, "seconds one request may take"),
+    MethodOption("max_retries", 3, "retries of a failed request (5xx, connection), with backoff"),
+    MethodOption("template", "triton_kernel", "the prompt template (kgb_methods/prompts/)"),
+    MethodOption("cache", True, "reuse a stored answer to the same request instead of paying "
+                 "for it again"),
+    MethodOption("max_concurrent_requests", 0, "requests in flight at once (0: no limit)"),
+    MethodOption("rate_limit_retries", 5, "retries of a 429, after the endpoint's Retry-After"),
+)
+CHAT_DEFAULTS: dict[str, Any] = option_defaults(CHAT_OPTIONS)
 RATE_LIMIT_STATUS = 429
 MAX_COOL_DOWN_S = 600.0  # a Retry-After longer than this is taken as this
 CHARS_PER_TOKEN = 4  # the estimate used only when an endpoint reports no usage

@@ -56,39 +56,46 @@ from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
 from kgb_core.labels import MAX_LABEL_CHARS, clean_label, default_label
-from kgb_core.methods import GenerationContext, Method
+from kgb_core.methods import GenerationContext, Method, MethodOption, option_defaults
 from kgb_core.operators import OperatorSpec
 from kgb_methods.agent_presets import KICKOFF, apply_preset
 from kgb_methods.agent_usage import OUTPUT_FORMATS, USAGE_FILE, Usage, read_usage
 from kgb_methods.prompts import reference_source, render_prompt
 from kgb_methods.scaffolds import TASK_FILE, lay_out, scaffold_options
 
-DEFAULTS: dict[str, Any] = {
-    "command": None,
+OPTIONS = (
+    MethodOption("command", None, "the program to run, a list of arguments or one string",
+                 (list, str)),
     # A coding-agent CLI ready to run (kgb_methods/agent_presets.py): fills command and
     # output_format; "model" adds the CLI's model flag.
-    "preset": None,
-    "model": None,
-    "output_format": "auto",
-    "timeout_s": 1800.0,
-    # Stop the program once its reported tokens (usage.json, or its stdout as it streams)
-    # pass this many; None: no cap. The kernel.py it left is still evaluated.
-    "max_tokens_per_op": None,
-    "samples": 1,
-    # True: keep every work folder; "failed": keep those whose program failed or whose kernel
-    # did not pass (deleted once it passes); False: keep none.
-    "keep_workdirs": False,
-    "workdir_root": None,
-    "price_input_per_mtok": None,
-    "price_output_per_mtok": None,
-    # A kernel-optimisation scaffold laid out around the agent (kgb_methods/scaffolds.py):
-    # autokernel, ako4all or cuda-optimized-skill, from the user's checkout in scaffold_dir;
-    # the preset (claude-code unless given) drives it with the scaffold's kickoff prompt.
-    "scaffold": None,
-    "scaffold_dir": None,
-    "iterations": 5,          # the scaffold's optimisation rounds, where its kickoff names them
-    "baseline": "starter",    # the kernel it starts from: a stub, or kgb's "reference" kernel
-}
+    MethodOption("preset", None, "a coding-agent CLI ready to run: claude-code, codex, "
+                 "opencode", (str,)),
+    MethodOption("model", None, "the model the preset's CLI is told to use", (str,)),
+    MethodOption("output_format", "auto", "how its token usage is read from its output"),
+    MethodOption("timeout_s", 1800.0, "wall-clock seconds per operator (its process group is "
+                 "killed then)"),
+    # The kernel.py it left is still evaluated.
+    MethodOption("max_tokens_per_op", None, "stop the program once its reported tokens pass "
+                 "this many (unset: no cap)", (int,)),
+    MethodOption("samples", 1, "runs per operator (pass@k)"),
+    MethodOption("keep_workdirs", False, "keep the work folders: true, false, or \"failed\" "
+                 "(those whose program failed or whose kernel did not pass)", (bool, str)),
+    MethodOption("workdir_root", None, "where the work folders go (a temporary folder where "
+                 "unset)", (str,)),
+    MethodOption("price_input_per_mtok", None, "dollars per million prompt tokens, where the "
+                 "CLI reports no cost", (float,)),
+    MethodOption("price_output_per_mtok", None, "dollars per million answer tokens", (float,)),
+    # A kernel-optimisation scaffold laid out around the agent (kgb_methods/scaffolds.py); the
+    # preset (claude-code unless given) drives it with the scaffold's kickoff prompt.
+    MethodOption("scaffold", None, "a kernel-optimisation scaffold around the agent: "
+                 "autokernel, ako4all, cuda-optimized-skill", (str,)),
+    MethodOption("scaffold_dir", None, "the user's checkout of the scaffold", (str,)),
+    MethodOption("iterations", 5, "the scaffold's optimisation rounds, where its kickoff names "
+                 "them"),
+    MethodOption("baseline", "starter", "the kernel the scaffold starts from: starter (a stub) "
+                 "or reference (kgb's)"),
+)
+DEFAULTS: dict[str, Any] = option_defaults(OPTIONS)
 EVAL_CALLS_FILE = ".kgb-eval-calls"  # eval.sh adds a line per run: the agent's evaluator calls
 STOP_CHECK_S = 0.5                   # how often a running program's token count is read
 KERNEL_FILE = "kernel.py"
@@ -372,9 +379,7 @@ class CommandMethod(Method):
     name = "command"
     description = ("an external agent program (any CLI) run once per operator in a fresh work "
                    "folder; its kernel.py is the candidate")
-
-    def option_keys(self) -> frozenset[str]:
-        return frozenset(DEFAULTS)
+    options = OPTIONS
 
     def samples(self, options: Mapping[str, Any]) -> int:
         return int(parse_options(options)["samples"])

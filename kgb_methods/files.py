@@ -23,7 +23,7 @@ from kgb_core import hookimpl
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate, extract_code
 from kgb_core.errors import UserError
-from kgb_core.methods import GenerationContext, Method
+from kgb_core.methods import GenerationContext, Method, MethodOption
 from kgb_core.operators import OperatorSpec
 
 _SAMPLE_FILE = re.compile(r"^(?P<op>.+?)(?:\.sample(?P<sample>\d+))?\.py$")
@@ -99,8 +99,12 @@ class FilesMethod(Method):
     name = "files"
     description = "kernels generated elsewhere: a directory of <op_id>.py files or a JSONL file"
 
-    def option_keys(self) -> frozenset[str]:
-        return frozenset({"path", "samples"})
+    options = (
+        MethodOption("path", None, "a directory of <op_id>.py files (BackendBench's layout "
+                     "too) or a .jsonl file of generations (required)", (str,)),
+        MethodOption("samples", None, "samples per operator to take (default: every one the "
+                     "path holds)", (int,)),
+    )
 
     def _submissions(self, options: Mapping[str, Any]) -> dict[str, list[Candidate]]:
         if "path" not in options:

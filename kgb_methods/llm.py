@@ -9,24 +9,22 @@ from kgb_core import hookimpl
 from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate, extract_code
 from kgb_core.errors import UserError
-from kgb_core.methods import GenerationContext, Method
+from kgb_core.methods import GenerationContext, Method, MethodOption, option_defaults
 from kgb_core.operators import OperatorSpec
-from kgb_methods.chat import CHAT_DEFAULTS, ChatSession, chat_options
+from kgb_methods.chat import CHAT_OPTIONS, ChatSession, chat_options
 from kgb_methods.prompts import render_prompt
 
-LLM_DEFAULTS = {"samples": 1}
+LLM_OPTIONS = (MethodOption("samples", 1, "answers per operator (pass@k)"),)
+LLM_DEFAULTS = option_defaults(LLM_OPTIONS)
 
 
 class LlmMethod(Method):
     name = "llm"
     description = "one-shot prompting of an OpenAI-compatible chat endpoint (pass@k via samples)"
+    options = CHAT_OPTIONS + LLM_OPTIONS
 
     def __init__(self) -> None:
         self._session = ChatSession()
-
-    def option_keys(self) -> frozenset[str]:
-        return frozenset(CHAT_DEFAULTS) | frozenset(LLM_DEFAULTS)
-
     def _options(self, given: Mapping[str, Any]) -> dict[str, Any]:
         options = chat_options(given, LLM_DEFAULTS, self.name)
         if int(options["samples"]) < 1:

@@ -146,3 +146,17 @@ def test_eval_output_never_names_or_describes_a_heldout_case(tmp_path, registry)
     for case in spec.cases:
         if case.heldout:
             assert case.name not in done.stdout
+
+
+def test_methods_lists_each_method_with_its_typed_options():
+    done = kgb("methods", "--json")
+    assert done.returncode == 0, done.stderr
+    methods = {m["name"]: m for m in json.loads(done.stdout)}
+    assert {"reference", "llm", "agent", "command", "files"} <= set(methods)
+    assert methods["reference"]["default"] and not methods["llm"]["default"]
+    llm = {o["name"]: o for o in methods["llm"]["options"]}
+    assert llm["temperature"]["type"] == "a number" and llm["temperature"]["default"] == 0.0
+    assert llm["model"]["default"] is None and "required" in llm["model"]["description"]
+    assert all(o["description"] for m in methods.values() for o in m["options"])
+    text = kgb("methods").stdout
+    assert "reference (default)" in text and '[method] name = "llm" takes:' in text

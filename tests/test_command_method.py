@@ -208,6 +208,7 @@ def _alive(pid: int) -> bool:
     ('timeout_s = 5\n', "method command needs its command"),
     ('command = ["no-such-agent-program-kgb"]\n', "is not on PATH"),
     ('command = ["true"]\nsamples = 0\n', "samples must be an integer of at least 1"),
+    ('command = ["true"]\nsamples = "two"\n', "option samples takes a whole number, got 'two'"),
 ])
 def test_bad_options_are_one_line_user_errors(tmp_path, method_toml, expected):
     done, _ = _run(tmp_path, ["aten.neg"], method_toml, {})

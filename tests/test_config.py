@@ -68,3 +68,33 @@ def test_method_options_are_passed_through():
     config = config_from_mapping({"method": {"name": "llm", "model": "m", "samples": 4}})
     assert config.method == "llm" and config.method_options == {"model": "m", "samples": 4}
     assert RunConfig().method == ""  # the default method, as the plugins declare it
+
+
+@pytest.mark.parametrize("method, options, says", [
+    ("llm", {"model": "m", "temperature": "hot"}, "option temperature takes a number, got 'hot'"),
+    ("llm", {"model": "m", "samples": True}, "option samples takes a whole number, got True"),
+    ("llm", {"model": 7}, "option model takes a string, got 7"),
+    ("command", {"command": ["true"], "keep_workdirs": 1},
+     "option keep_workdirs takes true or false or a string, got 1"),
+    ("files", {"path": "x", "samples": 1.5}, "option samples takes a whole number, got 1.5"),
+])
+def test_method_options_of_the_wrong_type_are_refused_by_the_core(method, options, says):
+    from kgb_core.config import validate_method_options
+    from kgb_core.plugins import load_registry
+
+    config = config_from_mapping({"method": {"name": method, **options}})
+    with pytest.raises(UserError) as caught:
+        validate_method_options(config, load_registry().method(method))
+    assert str(caught.value) == f"method {method}: {says}"
+
+
+def test_right_types_unset_values_and_ints_for_floats_pass():
+    from kgb_core.config import validate_method_options
+    from kgb_core.plugins import load_registry
+
+    for method, options in (("llm", {"model": "m", "temperature": 1, "base_url": None}),
+                            ("command", {"command": "agent --go", "keep_workdirs": "failed",
+                                         "price_input_per_mtok": 3}),
+                            ("files", {"path": "x"})):
+        config = config_from_mapping({"method": {"name": method, **options}})
+        validate_method_options(config, load_registry().method(method))
