@@ -45,12 +45,14 @@ def _header(text: str, key: str) -> str | None:
     return found.group(1) if found else None
 
 
-def read_cheat(path: Path, backend: str = "cpu", sandboxed: bool = True) -> Cheat:
+def read_cheat(path: Path, backend: str = "", sandboxed: bool = True) -> Cheat:
+    """One cheat file. ``backend``: where it will run; a ``# expect-<backend>:`` line, where
+    the file has one for it, overrides ``# expect:``."""
     text = path.read_text()
     op, expect = _header(text, "op"), _header(text, "expect")
     if not op or not expect:
         raise ValueError(f"{path.name} lacks its '# op:' or '# expect:' line")
-    expect = _header(text, f"expect-{backend}") or expect
+    expect = (_header(text, f"expect-{backend}") if backend else None) or expect
     if not sandboxed:
         expect = _header(text, "unsandboxed") or expect
     screen_rejects = _header(text, "screen") == "rejected" or expect == verdicts.SCREEN_REJECTED
@@ -60,5 +62,5 @@ def read_cheat(path: Path, backend: str = "cpu", sandboxed: bool = True) -> Chea
     return Cheat(path.stem, op, expect, screen_rejects, text, timed=timed == "yes")
 
 
-def read_corpus(folder: Path, backend: str = "cpu", sandboxed: bool = True) -> list[Cheat]:
+def read_corpus(folder: Path, backend: str = "", sandboxed: bool = True) -> list[Cheat]:
     return [read_cheat(path, backend, sandboxed) for path in sorted(folder.glob("*.py"))]

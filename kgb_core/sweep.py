@@ -243,6 +243,9 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
                                                       unsandboxed[0].get("sandbox_detail", ""))))
         if run_id is None:
             environment = describe_environment(registry, worker_infos[0])
+            # Whether the method's candidates are known-good code (Method.trusted): the report
+            # shows generated candidates' sources, not the shipped kernels'.
+            environment["method_trusted"] = plan.method.trusted
             environment["evaluation"] = {
                 **pool.describe(), "concurrency": plan.config.concurrency,
                 "workers": [{key: info.get(key) for key in

@@ -21,7 +21,7 @@ from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.sandbox import find_sandbox
 from kgb_core.evaluation.screen import screen_source
 
-CORPUS = read_corpus(Path(__file__).parent / "adversarial",
+CORPUS = read_corpus(Path(__file__).parent / "adversarial", backend="cpu",
                      sandboxed=find_sandbox().sandboxed)
 # Cheats only a GPU can run (side streams, device-to-host copies, L2 persistence): here their
 # screen verdicts are checked; benchmarks/anticheat_corpus.py runs them on the H200.

@@ -543,3 +543,16 @@ def test_calibrate_adds_its_table_to_an_existing_store_and_labels_cpu_rates(tmp_
     text = kgb("calibrate", "--backend", "cpu", "--db", str(db), "--matmul-n", "64",
                "--copy-mib", "4")
     assert text.returncode == 0 and "torch's CPU rates" in text.stdout
+
+
+def test_the_html_shows_generated_candidates_sources_and_not_the_shipped_kernels(made):
+    """Which run's candidates are known-good is the run's record of Method.trusted, not the
+    method's name: the scripted LLM's passing relu is shown, no reference kernel is."""
+    section = made["html"].split("<h3>Best candidates (generated, not the shipped kernels)</h3>")
+    assert len(section) == 2
+    shown = re.findall(r"<summary>(\S+) \(([^,]+),", section[1])
+    assert shown and all(method == "llm/scripted-model" for _, method in shown), shown
+    with sqlite3.connect(made["db"]) as conn:
+        trusted = {json.loads(env).get("method_trusted")
+                   for (env,) in conn.execute("SELECT environment FROM runs")}
+    assert trusted == {True, False}

@@ -218,6 +218,8 @@ class OperatorRow:
     tokens: int
     cost_usd: float
     best_source: str | None = None
+    # The best sample came from a trusted method's run (the shipped kernels: Method.trusted).
+    trusted: bool = False
 
 
 @dataclass
@@ -455,6 +457,8 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
                                         else None)))
 
     # per operator
+    trusted_runs = {int(r["id"]) for r in runs
+                    if (r.get("environment") or {}).get("method_trusted")}
     operators = []
     for o in outcomes:
         samples = samples_of[(o.source, o.method, o.backend, o.emulates, o.op)]
@@ -478,7 +482,8 @@ def build_report(rows: Sequence[dict[str, Any]], runs: Sequence[dict[str, Any]],
             timing_label=(best.get("timing_label") or "") if best else "",
             roofline_pct=pct, reference_roofline_pct=ref_pct, bound=bound, roofline_note=note,
             tokens=o.tokens, cost_usd=o.cost_usd,
-            best_source=best.get("candidate_source") if best else None))
+            best_source=best.get("candidate_source") if best else None,
+            trusted=bool(best) and int(best.get("run_id", -1)) in trusted_runs))
 
     kinds = {r.kind for r in ms}
     notes = []

@@ -23,7 +23,7 @@ from kgb_core.plugins import load_registry
 REPO = Path(__file__).resolve().parents[3]
 PROBLEMS = REPO / "tests" / "data" / "gpumode"
 ANSWERS = REPO / "tests" / "data" / "gpumode_candidates"
-CHEATS = read_corpus(REPO / "tests" / "adversarial" / "gpumode",
+CHEATS = read_corpus(REPO / "tests" / "adversarial" / "gpumode", backend="cpu",
                      sandboxed=find_sandbox().sandboxed)
 
 

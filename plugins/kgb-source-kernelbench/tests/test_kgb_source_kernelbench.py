@@ -26,7 +26,7 @@ from kgb_core.plugins import load_registry
 REPO = Path(__file__).resolve().parents[3]
 PROBLEMS = REPO / "tests" / "data" / "kernelbench"
 ANSWERS = REPO / "tests" / "data" / "kernelbench_candidates"
-CHEATS = read_corpus(REPO / "tests" / "adversarial" / "kernelbench",
+CHEATS = read_corpus(REPO / "tests" / "adversarial" / "kernelbench", backend="cpu",
                      sandboxed=find_sandbox().sandboxed)
 UNSCALABLE = "kernelbench.20_LeakyReLU_literal_shapes"
 
