@@ -11,10 +11,8 @@ composed from ones that do, and its description says so.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kgb_core import hookimpl
-from kgb_core.operators import OperatorSource, OperatorSpec
+from kgb_core.source_kit import family_source
 
 from kgb_sources.cublas._build import SOURCE
 from kgb_sources.cublas.inventory import PUBLISHED_CUBLAS, PUBLISHED_TAG
@@ -24,22 +22,12 @@ FAMILIES: tuple[str, ...] = ("level1", "level2_structured", "level2_gemv", "leve
                              "level3_structured", "lt_matmul")
 
 
-def build_operators() -> list[OperatorSpec]:
-    import importlib
-
-    specs: list[OperatorSpec] = []
-    for family in FAMILIES:
-        module = importlib.import_module(f"kgb_sources.cublas.{family}")
-        specs.extend(module.operators())
-    return [replace(spec, tags=spec.tags | {PUBLISHED_TAG}) if spec.name in PUBLISHED_CUBLAS
-            else spec for spec in specs]
-
-
 @hookimpl
 def kgb_register_sources(register):
-    register(OperatorSource(
+    register(family_source(
         name=SOURCE,
         description="cuBLAS and cuBLASLt routines with cuBLAS's semantics: column-major "
                     "buffers, leading dimensions, transposes, alpha/beta",
-        build=build_operators,
+        package="kgb_sources.cublas", families=FAMILIES,
+        tagged={PUBLISHED_TAG: PUBLISHED_CUBLAS},
     ))

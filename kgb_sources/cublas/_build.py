@@ -19,14 +19,14 @@ values as real pairs, and spec construction.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase, Tolerance
+from kgb_core.operators import SMALL, InputContext, OperatorSpec, ShapeCase
+from kgb_core.source_kit import KernelFiles, spec_factory
 
 SOURCE = "cublas"
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = KernelFiles(Path(__file__).parent / "kernels")
 
 # Precision letter of a cuBLAS name -> the real dtype its buffers hold, and whether complex.
 PRECISIONS: Mapping[str, tuple[str, bool]] = {
@@ -46,26 +46,10 @@ Y_BETA_NOTE = (" When beta == 0, y is not read on input (cuBLAS: it need not be 
                "hold NaN), and is overwritten with alpha * (the product).")
 
 
-@lru_cache(maxsize=None)
-def kernel_file(name: str) -> str:
-    """The text of a shipped reference kernel, ``kernels/<name>.py``."""
-    return (KERNELS / f"{name}.py").read_text()
-
-
-def from_template(template: str, **fields: str) -> Callable[[], str]:
-    """A reference kernel made by filling ``kernels/<template>.py``'s ``__FIELD__`` markers:
-    the S/D/C/Z variants of one routine share one kernel file, so a fix reaches all of them."""
-
-    def render() -> str:
-        text = kernel_file(template)
-        for key, value in fields.items():
-            marker = f"__{key.upper()}__"
-            if marker not in text:
-                raise KeyError(f"template {template} has no {marker}")
-            text = text.replace(marker, value)
-        return text
-
-    return render
+kernel_file = KERNELS.text  # the text of a shipped reference kernel, kernels/<name>.py
+# The S/D/C/Z variants of one routine share one kernel file (its __FIELD__ markers filled), so
+# a fix reaches all of them.
+from_template = KERNELS.template
 
 
 def precision_of(name: str) -> tuple[str, bool]:
@@ -234,26 +218,15 @@ def batched_matrix(buf, batch: int, rows: int, cols: int, ld: int, stride: int,
     return torch.as_strided(buf, (batch, rows, cols), (stride, 1, ld))
 
 
-def cublas_op(name: str, *, signature: str, description: str,
-              reference: Callable[..., Any], make_inputs: Callable[[InputContext], Sequence[Any]],
-              cases: Sequence[ShapeCase], flops: Callable[[Mapping[str, Any]], float],
-              bytes_moved: Callable[[Mapping[str, Any], int], float],
-              dtypes: Sequence[str] | None = None, tags: Sequence[str] = (),
-              mutated_args: Sequence[int] = (),
-              reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
-              tolerance_overrides: Mapping[str, Tolerance] | None = None,
-              rtol_overrides: Mapping[str, float] | None = None,
-              compared: Callable[[Any, Sequence[Any]], Any] | None = None,
-              reference_kernel: Callable[[], str] | None = None,
-              baseline: Callable[..., Any] | None = None,
-              product_bound: bool | str = False) -> OperatorSpec:
-    """A cuBLAS spec. ``dtypes`` defaults to the one the name's precision letter gives (a
-    cuBLAS routine is typed: cublasSgemm is fp32 only); cuBLASLt and mixed-precision routines,
-    whose names carry no letter, pass theirs. Complex routines get a ``complex`` tag and the
-    interleaving note in their description."""
-    extra: dict[str, Any] = {}
-    if reduce_dim is not None:
-        extra["reduce_dim"] = reduce_dim
+_spec = spec_factory(SOURCE, KERNELS)
+
+
+def cublas_op(name: str, *, description: str, dtypes: Sequence[str] | None = None,
+              tags: Sequence[str] = (), **fields: Any) -> OperatorSpec:
+    """A cuBLAS spec (OperatorSpec's fields). ``dtypes`` defaults to the one the name's
+    precision letter gives (a cuBLAS routine is typed: cublasSgemm is fp32 only); cuBLASLt and
+    mixed-precision routines, whose names carry no letter, pass theirs. Complex routines get a
+    ``complex`` tag and the interleaving note in their description."""
     tags = set(tags)
     if dtypes is None:
         dtype, is_complex = precision_of(name)
@@ -261,16 +234,7 @@ def cublas_op(name: str, *, signature: str, description: str,
         if is_complex:
             tags.add("complex")
             description += COMPLEX_NOTE
-    return OperatorSpec(
-        source=SOURCE, name=name, signature=signature, description=description,
-        reference=reference, make_inputs=make_inputs, cases=tuple(cases), dtypes=tuple(dtypes),
-        flops=flops, bytes_moved=bytes_moved, tags=frozenset(tags),
-        tolerance_overrides=dict(tolerance_overrides or {}),
-        rtol_overrides=dict(rtol_overrides or {}), mutated_args=tuple(mutated_args),
-        reference_kernel=reference_kernel or (lambda: kernel_file(name)),
-        baseline=baseline, compared=compared, product_bound=product_bound,
-        **extra,
-    )
+    return _spec(name, description=description, dtypes=dtypes, tags=tags, **fields)
 
 
 def numel(shape: Sequence[int]) -> int:

@@ -9,10 +9,8 @@ the checker compares those and requires every other argument to come back unchan
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from kgb_core import hookimpl
-from kgb_core.operators import OperatorSource, OperatorSpec
+from kgb_core.source_kit import family_source
 
 from kgb_sources.vllm._build import SOURCE
 from kgb_sources.vllm.inventory import PUBLISHED_SPECS, PUBLISHED_TAG
@@ -22,25 +20,15 @@ FAMILIES = ("activation", "norm", "rotary", "quant", "kv_cache", "attention", "m
             "mamba", "spec_decode", "lora", "wquant")
 
 
-def build_operators() -> list[OperatorSpec]:
-    import importlib
-
-    specs: list[OperatorSpec] = []
-    for family in FAMILIES:
-        module = importlib.import_module(f"kgb_sources.vllm.{family}")
-        specs.extend(module.operators())
-    # Specs that check an operator of the published KernelGenBench vLLM set (inventory.py).
-    return [replace(spec, tags=spec.tags | {PUBLISHED_TAG}) if spec.name in PUBLISHED_SPECS
-            else spec for spec in specs]
-
-
 @hookimpl
 def kgb_register_sources(register):
-    register(OperatorSource(
+    register(family_source(
         name=SOURCE,
         description="vLLM's custom operators with vLLM's exact semantics, out-parameters "
                     "and in-place updates",
-        build=build_operators,
+        package="kgb_sources.vllm", families=FAMILIES,
+        # Specs that check an operator of the published KernelGenBench vLLM set (inventory.py).
+        tagged={PUBLISHED_TAG: PUBLISHED_SPECS},
     ))
 
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from kgb_core.operators import FLOAT_DTYPES, InputContext, OperatorSpec, ShapeCase, Tolerance
+from kgb_core.operators import FLOAT_DTYPES, OperatorSpec, Tolerance
+from kgb_core.source_kit import KernelFiles, spec_factory
 
 SOURCE = "vllm"
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = KernelFiles(Path(__file__).parent / "kernels")
 # vLLM serves in fp16/bf16 and checks fp32 as well; bf16 is skipped on the CPU backend.
 FLOATS = FLOAT_DTYPES
 
@@ -27,35 +27,13 @@ ROUNDED_INTERMEDIATE = {"float16": Tolerance(rtol=2e-3, atol=1e-4)}
 VLLM_CALLABLES: dict[str, str] = {}
 
 
-@lru_cache(maxsize=None)
-def kernel_file(name: str) -> str:
-    """The text of a shipped reference kernel, ``kernels/<name>.py``."""
-    return (KERNELS / f"{name}.py").read_text()
+kernel_file = KERNELS.text  # the text of a shipped reference kernel, kernels/<name>.py
+_spec = spec_factory(SOURCE, KERNELS, dtypes=FLOATS)
 
 
-def vllm_op(name: str, *, signature: str, description: str,
-            reference: Callable[..., Any], make_inputs: Callable[[InputContext], Sequence[Any]],
-            cases: Sequence[ShapeCase], flops: Callable[[Mapping[str, Any]], float],
-            bytes_moved: Callable[[Mapping[str, Any], int], float],
-            dtypes: Sequence[str] = FLOATS, tags: Sequence[str] = (),
-            mutated_args: Sequence[int] = (),
-            reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
-            tolerance_overrides: Mapping[str, Tolerance] | None = None,
-            compared: Callable[[Any, Sequence[Any]], Any] | None = None,
-            reference_kernel: Callable[[], str] | None = None,
-            baseline: Callable[..., Any] | None = None,
-            vllm_callable: str | None = None) -> OperatorSpec:
+def vllm_op(name: str, *, vllm_callable: str | None = None, **fields: Any) -> OperatorSpec:
+    """A vLLM spec (OperatorSpec's fields); ``vllm_callable`` names vLLM's own op, which the
+    cross-check runs against the reference where vllm imports."""
     if vllm_callable is not None:
         VLLM_CALLABLES[name] = vllm_callable
-    extra: dict[str, Any] = {}
-    if reduce_dim is not None:
-        extra["reduce_dim"] = reduce_dim
-    return OperatorSpec(
-        source=SOURCE, name=name, signature=signature, description=description,
-        reference=reference, make_inputs=make_inputs, cases=tuple(cases), dtypes=tuple(dtypes),
-        flops=flops, bytes_moved=bytes_moved, tags=frozenset(tags),
-        tolerance_overrides=dict(tolerance_overrides or {}), mutated_args=tuple(mutated_args),
-        reference_kernel=reference_kernel or (lambda: kernel_file(name)),
-        baseline=baseline, compared=compared,
-        **extra,
-    )
+    return _spec(name, **fields)
