@@ -203,10 +203,15 @@ class OperatorSpec:
     bytes_moved: Callable[[Mapping[str, Any], int], float]
     tags: frozenset[str] = frozenset()
     reduce_dim: Callable[[Mapping[str, Any]], int] = _one
-    tolerance_overrides: Mapping[str, Tolerance] = field(default_factory=dict)
-    # A dtype's rtol in place of DEFAULT_RTOL, keeping the reduce_dim-scaled atol (where the
-    # hardware's own arithmetic is coarser than the dtype, such as fp8 tensor-core sums).
-    rtol_overrides: Mapping[str, float] = field(default_factory=dict)
+    # A dtype's tolerance where DEFAULT_RTOL and the reduce_dim-scaled atol are not the rule
+    # (``tolerance`` below), one of:
+    # - a Tolerance, taken as it is (exact integer-valued results: Tolerance(0, 0));
+    # - an rtol, keeping the scaled atol (the hardware's own arithmetic coarser than the dtype,
+    #   such as fp8 tensor-core sums);
+    # - a function of the case's parameters giving the rtol, keeping the scaled atol (rounding
+    #   that grows with the case: a product of N fp32 factors).
+    tolerances: Mapping[str, "Tolerance | float | Callable[[Mapping[str, Any]], float]"] = field(
+        default_factory=dict)
     mutated_args: tuple[int, ...] = ()
     # fp32 and complex64 results held to the rounding bound of a sum of reduce_dim products
     # against a float64 reference (kgb_core/evaluation/products.py), not to rtol/atol: GEMMs.
@@ -221,9 +226,6 @@ class OperatorSpec:
     reference_kernel: Callable[[], str] | None = None
     baseline: Callable[..., Any] | None = None
     compared: Callable[[Any, Sequence[Any]], Any] | None = None
-    # A dtype's rtol computed per case, in place of rtol_overrides' or DEFAULT_RTOL's, where
-    # rounding itself grows with the case (a product of N fp32 factors); atol is kept.
-    case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] = field(default_factory=dict)
     # A candidate may answer in another benchmark's shape instead of ``kernel``: KernelBench's
     # ``ModelNew`` class, GPU MODE's ``custom_kernel(data)`` (kgb_core/module_contract.py).
     module_contract: Any = None
@@ -245,13 +247,18 @@ class OperatorSpec:
         return self.baseline or self.reference
 
     def tolerance(self, dtype_name: str, params: Mapping[str, Any]) -> Tolerance:
-        if dtype_name in self.tolerance_overrides:
-            return self.tolerance_overrides[dtype_name]
-        rtol = self.rtol_overrides.get(dtype_name, DEFAULT_RTOL.get(dtype_name, 0.0))
+        """The one rule: the dtype's entry in ``tolerances`` where there is one, else
+        DEFAULT_RTOL (0 for integer and boolean dtypes: exact) with atol = BASE_ATOL x the
+        case's ``reduce_dim``."""
+        rule = self.tolerances.get(dtype_name)
+        if isinstance(rule, Tolerance):
+            return rule
+        if rule is None:
+            rtol = DEFAULT_RTOL.get(dtype_name, 0.0)
+        else:
+            rtol = float(rule(params) if callable(rule) else rule)
         if rtol == 0.0:
             return Tolerance(rtol=0.0, atol=0.0)
-        if dtype_name in self.case_rtol:
-            rtol = float(self.case_rtol[dtype_name](params))
         return Tolerance(rtol=rtol, atol=BASE_ATOL * max(1, int(self.reduce_dim(params))))
 
     def cases_in(self, tiers: Sequence[str]) -> list[ShapeCase]:
@@ -334,7 +341,7 @@ class OperatorSpec:
             tol = self.tolerance(dtype, self.cases[0].params)
             if tol.exact:
                 atol: Any = "exact"
-            elif dtype in self.tolerance_overrides:
+            elif isinstance(self.tolerances.get(dtype), Tolerance):
                 atol = tol.atol
             else:
                 atol = f"{BASE_ATOL:g} x reduce_dim"

@@ -25,7 +25,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 # Fields given as any sequence or mapping, stored as OperatorSpec holds them.
 _CONVERTED: Mapping[str, Callable[[Any], Any]] = {
     "cases": tuple, "dtypes": tuple, "mutated_args": tuple, "tags": frozenset,
-    "tolerance_overrides": dict, "rtol_overrides": dict, "case_rtol": dict,
+    "tolerances": dict,
 }
 
 

@@ -329,14 +329,14 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
                   baseline: Callable[[Any, int], Any] | None = None,
                   scaled_atol: bool = True, exact: bool = False,
                   reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
-                  case_rtol: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
+                  rtol_per_case: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
                   ) -> OperatorSpec:
     """One ``kernel(x: Tensor, dim: int)`` operator with the shared inputs and counts.
 
     The reference is ``torch.<name>(x, dim)`` unless given, and so is the timing baseline;
     ``scaled_atol`` gives atol = 1e-4 x the reduced length, for results that accumulate that
     many terms; ``exact`` demands bit-equality, for results that are one of the inputs;
-    ``case_rtol`` gives a dtype's rtol per case (see OperatorSpec.case_rtol).
+    ``rtol_per_case`` gives a dtype's rtol per case (see OperatorSpec.tolerances).
     """
     return aten_op(
         name,
@@ -349,9 +349,9 @@ def _along_dim_op(name: str, *, description: str, cases: tuple[ShapeCase, ...],
         bytes_moved=lambda p, size: numel(p["shape"]) * size + output_bytes(p, size),
         tags=tags,
         reduce_dim=reduce_dim or (reduced_length if scaled_atol else None),
-        tolerance_overrides={d: Tolerance(rtol=0.0, atol=0.0) for d in FLOATS} if exact else None,
+        tolerances=({d: Tolerance(rtol=0.0, atol=0.0) for d in FLOATS} if exact
+                    else rtol_per_case),
         baseline=baseline,
-        case_rtol=case_rtol,
     )
 
 
@@ -405,7 +405,7 @@ def operators() -> list[OperatorSpec]:
         _along_dim_op(
             "prod", cases=PRODUCT_CASES, output_bytes=_reduced_output_bytes, scaled_atol=False,
             reference=_product_float64_reference("prod"), baseline=_torch_along_dim("prod"),
-            case_rtol={"float32": _fp32_product_rtol},
+            rtol_per_case={"float32": _fp32_product_rtol},
             description="torch.prod(x, dim): the product of x over dim, keepdim=False (dim is "
                         "removed from the shape); the output has x's dtype, and fp16/bf16 "
                         "should be multiplied in fp32."),
@@ -419,7 +419,7 @@ def operators() -> list[OperatorSpec]:
             "cumprod", cases=CUMPROD_CASES, tags=("scan",), output_bytes=_scan_output_bytes,
             reference=_product_float64_reference("cumprod"),
             baseline=_torch_along_dim("cumprod"), scaled_atol=False,
-            case_rtol={"float32": _fp32_product_rtol},
+            rtol_per_case={"float32": _fp32_product_rtol},
             description="torch.cumprod(x, dim): the inclusive prefix product along dim, "
                         "out[..., i, ...] = x[..., 0, ...] * ... * x[..., i, ...]; same shape "
                         "and dtype as x, and fp16/bf16 should be multiplied in fp32."),

@@ -224,7 +224,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: 3 * _numel(p["shape"]) * size,
             tags=("activation", "out_param"),
             mutated_args=(0,),
-            tolerance_overrides=ROUNDED_INTERMEDIATE,
+            tolerances=ROUNDED_INTERMEDIATE,
             reference_kernel=_render(
                 "_and_mul", name=name, formula=formula, act=TRITON_GATED[triton_name],
                 act_first=str(act_first),
@@ -266,7 +266,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: 2 * _numel(p["shape"]) * size,
             tags=("activation", "out_param"),
             mutated_args=(0,),
-            tolerance_overrides=(_HALF_ARITHMETIC_TOLERANCE if name != "gelu_quick" else None),
+            tolerances=(_HALF_ARITHMETIC_TOLERANCE if name != "gelu_quick" else None),
             reference_kernel=_render("_elementwise", name=name, formula=formula,
                                      act=TRITON_ELEMENTWISE[name]),
             vllm_callable=f"torch.ops._C.{name}",

@@ -531,7 +531,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=_tokens_bytes,
             tags=("kv_cache", "inplace"),
             mutated_args=(2, 3),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="vllm._custom_ops.reshape_and_cache",
         ),
         vllm_op(
@@ -556,7 +556,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=_tokens_bytes,
             tags=("kv_cache", "inplace"),
             mutated_args=(2, 3),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="vllm._custom_ops.reshape_and_cache_flash",
         ),
         vllm_op(
@@ -586,7 +586,7 @@ def operators() -> list[OperatorSpec]:
                                          * size + 8 * p["num_tokens"]),
             tags=("kv_cache", "inplace"),
             mutated_args=(2,),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="vllm._custom_ops.concat_and_cache_mla",
         ),
         vllm_op(
@@ -613,7 +613,7 @@ def operators() -> list[OperatorSpec]:
                                          * size),
             tags=("kv_cache", "inplace"),
             mutated_args=(0, 1),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="torch.ops._C_cache_ops.copy_blocks",
         ),
         vllm_op(
@@ -635,7 +635,7 @@ def operators() -> list[OperatorSpec]:
                                          * p["block_size"] * p["entry_size"] * size),
             tags=("kv_cache", "inplace"),
             mutated_args=(0,),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="torch.ops._C_cache_ops.copy_blocks_mla",
         ),
         vllm_op(
@@ -658,7 +658,7 @@ def operators() -> list[OperatorSpec]:
                                          * p["head_size"] * size),
             tags=("kv_cache", "inplace"),
             mutated_args=(1,),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="torch.ops._C_cache_ops.swap_blocks",
         ),
         vllm_op(
@@ -684,7 +684,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: (2 * _copied_tokens(p) * _entry(p) * size),
             tags=("kv_cache", "out_param"),
             mutated_args=(1,),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="vllm._custom_ops.cp_gather_cache",
         ),
         vllm_op(
@@ -712,7 +712,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: 2 * _copied_tokens(p) * 576 * size,
             tags=("kv_cache", "out_param"),
             mutated_args=(1,),
-            tolerance_overrides=EXACT,
+            tolerances=EXACT,
             vllm_callable="vllm._custom_ops.gather_and_maybe_dequant_cache",
         ),
         vllm_op(

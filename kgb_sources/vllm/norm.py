@@ -307,7 +307,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 4 * p["tokens"] * p["hidden"],
             bytes_moved=lambda p, size: _bytes(p, size, 1, 1),
             tags=("norm", "out_param"), mutated_args=(0,),
-            tolerance_overrides=ROUNDED_INTERMEDIATE,
+            tolerances=ROUNDED_INTERMEDIATE,
             vllm_callable="vllm._custom_ops.rms_norm",
         ),
         vllm_op(
@@ -325,7 +325,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 5 * p["tokens"] * p["hidden"],
             bytes_moved=lambda p, size: _bytes(p, size, 2, 2),
             tags=("norm", "inplace"), mutated_args=(0, 1),
-            tolerance_overrides=ROUNDED_INTERMEDIATE,
+            tolerances=ROUNDED_INTERMEDIATE,
             vllm_callable="vllm._custom_ops.fused_add_rms_norm",
         ),
         vllm_op(

@@ -159,7 +159,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 40 * p["seqs"] * p["vocab"],
             bytes_moved=lambda p, size: 2 * p["seqs"] * p["vocab"] * size,
             tags=("sampling",),
-            tolerance_overrides={"float32": Tolerance(rtol=0.0, atol=0.0)},
+            tolerances={"float32": Tolerance(rtol=0.0, atol=0.0)},
             vllm_callable="vllm.v1.sample.ops.topk_topp_sampler.apply_top_k_top_p",
         ),
     ]

@@ -705,7 +705,7 @@ def operators() -> list[OperatorSpec]:
             flops=_gemm_flops,
             bytes_moved=lambda p, size: (p["m"] + p["n"]) * p["k"] + p["m"] * p["n"] * size,
             tags=("gemm", "quant", "out_param"), mutated_args=(0,),
-            tolerance_overrides=GEMM_TOLERANCES,
+            tolerances=GEMM_TOLERANCES,
             vllm_callable="torch.ops._C.cutlass_scaled_mm",
         ),
         vllm_op(
@@ -726,7 +726,7 @@ def operators() -> list[OperatorSpec]:
             dtypes=HALF_TYPES, flops=_gemm_flops,
             bytes_moved=lambda p, size: (p["m"] + p["n"]) * p["k"] + p["m"] * p["n"] * size,
             tags=("gemm", "quant", "out_param"), mutated_args=(0,),
-            tolerance_overrides=GEMM_TOLERANCES,
+            tolerances=GEMM_TOLERANCES,
             vllm_callable="torch.ops._C.cutlass_scaled_mm_azp",
         ),
         vllm_op(
@@ -747,7 +747,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: math.prod(p["shape"]) * math.log2(p["shape"][-1]),
             bytes_moved=lambda p, size: 2 * math.prod(p["shape"]) * size,
             tags=("quant", "transform", "inplace"), mutated_args=(0,),
-            tolerance_overrides=HADAMARD_TOLERANCES,
+            tolerances=HADAMARD_TOLERANCES,
             vllm_callable="vllm._custom_ops.hadacore_transform",
         ),
         vllm_op(
@@ -840,7 +840,7 @@ def operators() -> list[OperatorSpec]:
             reference=_ggml_reference, make_inputs=_ggml_inputs, cases=GGML_CASES,
             flops=lambda p: 2 * p["m"] * p["n"],
             bytes_moved=lambda p, size: p["m"] * p["n"] * (size + GGML_TYPES[p["type"]][1] / 32),
-            tags=("quant", "dequant"), tolerance_overrides=EXACT_ALL,
+            tags=("quant", "dequant"), tolerances=EXACT_ALL,
             vllm_callable="vllm._custom_ops.ggml_dequantize",
         ),
         vllm_op(
@@ -857,7 +857,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 2 * p["batch"] * p["row"] * p["col"],
             bytes_moved=lambda p, size: p["row"] * p["col"] * GGML_TYPES[p["type"]][1] / 32
             + p["batch"] * (p["col"] + p["row"]) * size,
-            tags=("gemm", "quant"), tolerance_overrides=GGML_MM_TOLERANCES,
+            tags=("gemm", "quant"), tolerances=GGML_MM_TOLERANCES,
             reference_kernel=lambda: _q8_1_kernel_text("ggml_mul_mat_vec_a8", _MM_WRAPPER),
             vllm_callable="vllm._custom_ops.ggml_mul_mat_vec_a8",
         ),
@@ -876,7 +876,7 @@ def operators() -> list[OperatorSpec]:
             flops=lambda p: 2 * p["batch"] * p["row"] * p["col"],
             bytes_moved=lambda p, size: p["row"] * p["col"] * GGML_TYPES[p["type"]][1] / 32
             + p["batch"] * (p["col"] + p["row"]) * size,
-            tags=("gemm", "quant"), tolerance_overrides=GGML_MM_TOLERANCES,
+            tags=("gemm", "quant"), tolerances=GGML_MM_TOLERANCES,
             reference_kernel=lambda: _q8_1_kernel_text("ggml_mul_mat_a8", _MM_WRAPPER, mmq=True),
             vllm_callable="vllm._custom_ops.ggml_mul_mat_a8",
         ),
@@ -897,7 +897,7 @@ def operators() -> list[OperatorSpec]:
             bytes_moved=lambda p, size: p["experts"] * p["row"] * p["col"]
             * GGML_TYPES[p["type"]][1] / 32 + p["tokens"] * (p["col"] + p["top_k"] * p["row"])
             * size,
-            tags=("gemm", "moe", "quant"), tolerance_overrides=GGML_MM_TOLERANCES,
+            tags=("gemm", "moe", "quant"), tolerances=GGML_MM_TOLERANCES,
             reference_kernel=lambda: _q8_1_kernel_text("ggml_moe_a8_vec", _MOE_WRAPPER),
             vllm_callable="vllm._custom_ops.ggml_moe_a8_vec",
         ),
