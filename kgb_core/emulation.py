@@ -71,14 +71,14 @@ class EmulatingBackend(Backend):
         if host.name == target.name:
             raise UserError(f"backend {host.name!r} cannot emulate itself")
         self.host, self.target = host, target
-        self.name = host.name
+        # Every data member of Backend is the host's (a member added to Backend later too),
+        # except those emulation decides itself, set below.
+        for attribute in backend_data():
+            setattr(self, attribute, getattr(host, attribute))
         self.emulates = target.name
         self.description = (f"{host.name} applying the quirks of {target.name}: emulation, not "
                             f"{target.name} hardware")
         self.quirks = emulated_quirks(host, target)
-        self.default_timing = host.default_timing
-        self.watch_os_threads = host.watch_os_threads
-        self.timings_measure_hardware = host.timings_measure_hardware
         self.auto_detect = self.fallback = False
 
     def probe(self) -> Availability:
@@ -94,6 +94,13 @@ class EmulatingBackend(Backend):
         return {"backend": self.name, "emulates": self.emulates,
                 "label": backend_label(self.name, self.emulates)}
 
+
+def backend_data() -> list[str]:
+    """Backend's data members (class attributes that are not methods or properties), read off
+    the class when an emulation is made: each is copied from the host."""
+    return [name for name, value in vars(Backend).items()
+            if not name.startswith("_") and not callable(value)
+            and not isinstance(value, property)]
 
 # What emulation decides itself; every other method of Backend is the host's, forwarded below,
 # so a member added to Backend later is forwarded too instead of falling back to its default.

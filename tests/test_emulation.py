@@ -178,3 +178,33 @@ def test_every_member_of_a_backend_but_emulations_own_is_the_hosts():
         assert getattr(emulating, name)(1, x=2) == (name, (1,), {"x": 2}), name
     for name in EMULATION_OWN - {"safe_probe"}:
         assert name in vars(EmulatingBackend), name
+
+
+def test_every_data_member_of_backend_is_the_hosts_but_what_emulation_decides(monkeypatch):
+    """No member falls back to Backend's default under emulation, one added later included:
+    the data members are read off Backend itself, as the methods are."""
+    from kgb_backends.cpu import CpuInterpreterBackend
+    from kgb_core.backends import Backend
+    from kgb_core.emulation import EmulatingBackend
+    from kgb_core.timing import TimingSettings
+
+    class Host(CpuInterpreterBackend):
+        name = "host"
+        default_timing = TimingSettings(warmup_ms=1.0, rep_ms=2.0)
+        watch_os_threads = not Backend.watch_os_threads
+        timings_measure_hardware = not Backend.timings_measure_hardware
+
+    monkeypatch.setattr(Backend, "a_later_knob", 1, raising=False)  # a member added later
+    monkeypatch.setattr(Host, "a_later_knob", 2, raising=False)
+    host = Host()
+    emulating = EmulatingBackend(host, load_registry().backend("amd"))
+    assert emulating.a_later_knob == 2
+    own = {"emulates": "amd", "auto_detect": False, "fallback": False}
+    members = [n for n, v in vars(Backend).items()
+               if not n.startswith("_") and not callable(v) and not isinstance(v, property)]
+    assert {"default_timing", "watch_os_threads", "timings_measure_hardware"} <= set(members)
+    for name in members:
+        if name == "description":
+            assert "emulation, not amd hardware" in emulating.description
+        else:
+            assert getattr(emulating, name) == own.get(name, getattr(host, name)), name
