@@ -25,10 +25,11 @@ from kgb_core.evaluation.allowlist import (ALLOWED_DUNDERS, ALLOWED_MODULES, MEM
 # harness's memory or store).
 MAX_SOURCE_BYTES = 1_000_000
 
-# Why some modules are refused, for the message (every module not in ALLOWED_MODULES is).
+# Why some modules are refused, for the message (every module not in ALLOWED_MODULES is, a
+# plugin's package or the library a source mirrors included, whatever its name).
 REFUSED_BECAUSE = {
     "kgb_core": "the harness", "kgb_sources": "the reference implementations",
-    "kgb_methods": "the harness", "kgb_backends": "the harness", "vllm": "the reference (vLLM)",
+    "kgb_methods": "the harness", "kgb_backends": "the harness",
     "cupy": "a vendor library", "ctypes": "raw memory access", "cffi": "raw memory access",
     "subprocess": "other processes", "multiprocessing": "other processes",
     "threading": "work the timer cannot see", "_thread": "work the timer cannot see",
