@@ -33,7 +33,9 @@ runner's instrumentation active around the whole measurement, as in a timed requ
 counter with its stream probe, the dispatch and host-read recorders, torch's profiler, a
 profiler range around every launch). It is judged like kgb's: within 3 % of do_bench and of the
 event loop. Two diagnostic clocks split its cost: **recorded + probe** adds the device-state
-probe at every launch (as checked calls have it), **modes only** drops the profiler.
+probe at every launch (as checked calls have it), **modes only** drops the profiler. A third,
+**recorded + lead** (GPU only), is kgb recorded with ``TimingSettings.device_lead``: the device
+spins before each start event as long as the host takes to issue a call.
 
 ``--backend cpu`` runs the same procedure on torch's CPU kernels (not Triton's interpreter)
 with kgb's wall clock against a perf_counter loop written here; do_bench needs a GPU and is
@@ -44,6 +46,7 @@ describe the host CPU only.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -58,8 +61,8 @@ TARGET_MEDIAN_PCT = 3.0
 TARGET_CV = 0.02
 # Shown for the difference they explain, not judged: kgb's old protocol (before 4e72f2f), and
 # kgb's timer under parts of the runner's recorders (--recorders).
-DIAGNOSTIC_CLOCKS = ("synced loop", "recorded + probe", "modes only")
-RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only")
+DIAGNOSTIC_CLOCKS = ("synced loop", "recorded + probe", "modes only", "recorded + lead")
+RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only", "recorded + lead")
 HOST_CALLS = 50
 FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -308,6 +311,13 @@ def measure(backend_name: str, runs: int, only: list[str] | None,
                                                                 return_mode="median")
         clocks["event loop"] = lambda fn: cuda_event_loop(fn, device)
         clocks["synced loop"] = lambda fn: cuda_event_loop(fn, device, synchronize_each=True)
+        if recorders:
+            # Diagnostic: recorded, with the device lead (TimingSettings.device_lead): does
+            # spinning the device as long as the host takes per call bring the recorded clock
+            # back to do_bench on short kernels?
+            lead_timer = backend.make_timer(dataclasses.replace(settings, device_lead=True))
+            clocks["recorded + lead"] = lambda fn: recorded_median_ms(lead_timer, counter, fn,
+                                                                      None)
     else:
         clocks["perf_counter loop"] = perf_counter_loop
     kernels = gpu_kernels() if gpu else cpu_kernels()

@@ -45,6 +45,12 @@ class TimingSettings:
     max_repetitions: int = 1000
     # A call that alone outlasts rep_ms is sampled this many times, with no warm-up (below).
     slow_call_repetitions: int = 3
+    # Before each timed call's start event, queue as much device time as the host takes to
+    # issue one call (EventTimer, where the device module can sleep): the host's work, kgb's
+    # recorders included, then never leaves the device idle inside the timed region. Off by
+    # default until measured against do_bench on a GPU (benchmarks/timer_fidelity.py
+    # --recorders; benchmarks/RESULTS.md, sixth session of 2026-12-05, says why).
+    device_lead: bool = False
 
     def repetitions_for(self, estimate_ms: float, budget_ms: float) -> int:
         if estimate_ms <= 0:
@@ -167,7 +173,12 @@ class EventTimer(Timer):
         import torch
 
         self._device_module = device_module
-        self.label = label
+        # The device's own wait (torch.cuda._sleep: a kernel that spins for so many cycles),
+        # for the lead; a device module without one times as do_bench does.
+        self._sleep = (getattr(device_module, "_sleep", None) if settings.device_lead
+                       else None)
+        self._cycles_per_us: float | None = None
+        self.label = label + ("+host-lead" if self._sleep is not None else "")
         self._flush_buffer = (torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
                               if flush_bytes > 0 else None)
 
@@ -187,22 +198,52 @@ class EventTimer(Timer):
         (benchmarks/RESULTS.md, second session of 2026-12-04). Queued, the host has the flush
         and the previous call to get ahead in.
         """
-        pairs = [self._queue_one(fn) for _ in range(count)]
+        lead = self._lead_cycles(fn) if self._sleep is not None and count else 0
+        pairs = [self._queue_one(fn, lead) for _ in range(count)]
         if pairs:
             pairs[-1][1].synchronize()
         return [start.elapsed_time(end) for start, end in pairs]
 
-    def _queue_one(self, fn: Callable[[], Any]) -> tuple[Any, Any]:
-        """Flush, then one call between a pair of events, enqueued without waiting."""
+    def _queue_one(self, fn: Callable[[], Any], lead_cycles: int = 0) -> tuple[Any, Any]:
+        """Flush, the lead (``TimingSettings.device_lead``), then one call between a pair of
+        events, enqueued without waiting."""
         start = self._device_module.Event(enable_timing=True)
         end = self._device_module.Event(enable_timing=True)
         self._before()
         if self._flush_buffer is not None:
             self._flush_buffer.zero_()
+        if lead_cycles:
+            self._sleep(lead_cycles)
         start.record()
         fn()
         end.record()
         return start, end
+
+    def _lead_cycles(self, fn: Callable[[], Any]) -> int:
+        """Device cycles to spin before each timed call: 1.5 times the longest host time of
+        issuing one call (its prepare, flush, events and the call itself) over three calls,
+        each issued onto an idle device."""
+        longest = 0.0
+        for _ in range(3):
+            self._device_module.synchronize()
+            started = time.perf_counter()
+            self._queue_one(fn)
+            longest = max(longest, time.perf_counter() - started)
+        self._device_module.synchronize()
+        return int(1.5 * longest * 1e6 * self._device_cycles_per_us())
+
+    def _device_cycles_per_us(self) -> float:
+        """The device's clock, measured once: a known spin between two events."""
+        if self._cycles_per_us is None:
+            spin = 1_000_000
+            start = self._device_module.Event(enable_timing=True)
+            end = self._device_module.Event(enable_timing=True)
+            start.record()
+            self._sleep(spin)
+            end.record()
+            end.synchronize()
+            self._cycles_per_us = spin / max(start.elapsed_time(end) * 1e3, 1e-3)
+        return self._cycles_per_us
 
 
 class WallClockTimer(Timer):

@@ -81,3 +81,54 @@ def test_measure_takes_its_median_over_the_queued_repetitions():
     assert timing.repetitions == 3 and timing.median_ms >= 1.8
     # The three estimate calls wait one by one; the three repetitions wait once.
     assert len(_WallClockEvent.synchronized) == 3 + 1
+
+
+class _SleepingDevice:
+    """The stand-in device module with a clock: ``_sleep(cycles)`` spins 1 ns a cycle."""
+
+    Event = _WallClockEvent
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, float]] = []
+
+    def _sleep(self, cycles: int) -> None:
+        self.log.append(("sleep", cycles))
+        time.sleep(cycles / 1e9)
+
+    def synchronize(self) -> None:
+        pass
+
+
+def test_a_device_lead_spins_as_long_as_the_host_takes_before_each_start_event():
+    device = _SleepingDevice()
+    settings = TimingSettings(warmup_ms=0.0, rep_ms=5.0, min_repetitions=3, max_repetitions=3,
+                              device_lead=True)
+    timer = EventTimer(settings, device, "cpu", flush_bytes=0, label="fake-events")
+    assert timer.label == "fake-events+host-lead"
+
+    def kernel():  # 2 ms of host work per call: what the lead must cover
+        device.log.append(("call", 0))
+        time.sleep(0.002)
+
+    device.log.clear()
+    timer.time_repetitions_ms(kernel, 4)
+    # three calls to measure the host, the clock calibrated once (1e6 cycles), then each timed
+    # call after its lead
+    assert [kind for kind, _ in device.log[:3]] == ["call"] * 3
+    assert device.log[3] == ("sleep", 1_000_000)
+    timed = device.log[4:]
+    assert [kind for kind, _ in timed] == ["sleep", "call"] * 4
+    cycles = timed[0][1]
+    assert 1.5 * 2e-3 * 1e9 * 0.5 < cycles < 1.5 * 2e-3 * 1e9 * 4  # 1.5 x the host's 2 ms
+    assert all(c == cycles for kind, c in timed if kind == "sleep")
+
+
+def test_without_the_setting_or_a_device_sleep_there_is_no_lead():
+    device = _SleepingDevice()
+    off = EventTimer(SETTINGS, device, "cpu", flush_bytes=0, label="fake-events")
+    off.time_repetitions_ms(lambda: None, 3)
+    assert off.label == "fake-events" and device.log == []
+    asked = TimingSettings(warmup_ms=0.0, rep_ms=5.0, min_repetitions=3, device_lead=True)
+    no_sleep = EventTimer(asked, FAKE_DEVICE_MODULE, "cpu", flush_bytes=0, label="fake-events")
+    assert no_sleep.label == "fake-events"
+    assert len(no_sleep.time_repetitions_ms(lambda: None, 3)) == 3
