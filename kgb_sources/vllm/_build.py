@@ -28,6 +28,7 @@ VLLM_CALLABLES: dict[str, str] = {}
 
 
 kernel_file = KERNELS.text  # the text of a shipped reference kernel, kernels/<name>.py
+from_template = KERNELS.template  # kernels/<template>.py with its __FIELD__ markers filled
 _spec = spec_factory(SOURCE, KERNELS, dtypes=FLOATS)
 
 

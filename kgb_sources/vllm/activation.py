@@ -10,11 +10,11 @@ dtype (an fp32 product rounded once). The references do the same.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from kgb_core.operators import LARGE, InputContext, OperatorSpec, ShapeCase, Tolerance
 
-from kgb_sources.vllm._build import ROUNDED_INTERMEDIATE, kernel_file, vllm_op
+from kgb_sources.vllm._build import ROUNDED_INTERMEDIATE, from_template, vllm_op
 
 # (tokens..., d): odd token counts and d no block divides, one d over the 1024-wide block.
 GATED_CASES = (
@@ -160,19 +160,6 @@ def _elementwise_inputs(ctx: InputContext) -> list[Any]:
     return [ctx.randn(*shape, scale=1000.0), ctx.randn(*shape, scale=3.0)]
 
 
-def _render(template: str, **fields: str) -> Callable[[], str]:
-    def render() -> str:
-        text = kernel_file(template)
-        for key, value in fields.items():
-            marker = f"__{key.upper()}__"
-            if marker not in text:
-                raise KeyError(f"template {template} has no {marker}")
-            text = text.replace(marker, value)
-        return text
-
-    return render
-
-
 GATED = (
     # name, torch act, triton act, act on first half?, formula, flops per output element
     ("silu_and_mul", _silu, "silu", True, "silu(x) * y, silu(x) = x / (1 + exp(-x))", 5),
@@ -225,7 +212,7 @@ def operators() -> list[OperatorSpec]:
             tags=("activation", "out_param"),
             mutated_args=(0,),
             tolerances=ROUNDED_INTERMEDIATE,
-            reference_kernel=_render(
+            reference_kernel=from_template(
                 "_and_mul", name=name, formula=formula, act=TRITON_GATED[triton_name],
                 act_first=str(act_first),
                 params=("out: torch.Tensor, input: torch.Tensor, threshold: float" if fatrelu
@@ -267,7 +254,7 @@ def operators() -> list[OperatorSpec]:
             tags=("activation", "out_param"),
             mutated_args=(0,),
             tolerances=(_HALF_ARITHMETIC_TOLERANCE if name != "gelu_quick" else None),
-            reference_kernel=_render("_elementwise", name=name, formula=formula,
+            reference_kernel=from_template("_elementwise", name=name, formula=formula,
                                      act=TRITON_ELEMENTWISE[name]),
             vllm_callable=f"torch.ops._C.{name}",
         ))
