@@ -28,6 +28,10 @@ _WHERE: dict[str, str] = {
     "SMALL": "kgb_core.operators",
     "LARGE": "kgb_core.operators",
     "KNOWN_DTYPES": "kgb_core.operators",
+    "Tolerance": "kgb_core.operators",
+    "family_source": "kgb_core.source_kit",
+    "KernelFiles": "kgb_core.source_kit",
+    "spec_factory": "kgb_core.source_kit",
     # sources of other benchmarks' problem files: the sandboxed problem host and its server
     "ProblemServer": "kgb_core.problem_server",
     "serve": "kgb_core.problem_server",
