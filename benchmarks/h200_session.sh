@@ -156,8 +156,10 @@ for step in $steps; do
     kernelbench)
       # Issue 23 on the GPU: the suite's KernelBench-format problems, answers timed by kgb, and
       # the kernelbench cheats, each beside a plain in-process check in KernelBench's style.
+      # KGB_KERNELBENCH_ARGS: more arguments (--device-lead: timed with TimingSettings.device_lead).
+      # shellcheck disable=SC2086
       timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/kernelbench_checks.py \
-          --backend nvidia > "$OUT/kernelbench.txt" 2>&1
+          --backend nvidia ${KGB_KERNELBENCH_ARGS:-} > "$OUT/kernelbench.txt" 2>&1
       echo "kernelbench exit $?" >> "$OUT/kernelbench.txt" ;;
     callcost)
       # Where a checked call's time goes inside a runner (runner_call_cost.py, in-process) and

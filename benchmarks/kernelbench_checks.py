@@ -142,6 +142,9 @@ def main() -> None:
     parser.add_argument("--inprocess", action="store_true",
                         help="run the in-process column on the CPU too (large sizes)")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--device-lead", action="store_true",
+                        help="time with TimingSettings.device_lead (the device spins before "
+                             "each start event as long as the host takes to issue a call)")
     args = parser.parse_args()
     registry = load_registry()
     backend = registry.backend(args.backend)
@@ -155,6 +158,8 @@ def main() -> None:
     for cheat in read_corpus(CHEATS, args.backend, find_sandbox().sandboxed):
         jobs.append((f"cheat {cheat.name}", cheat.op, CHEATS / f"{cheat.name}.py", cheat.expect))
     settings = EvaluationSettings(seeds=(0, 1), timeout_s=300, timing=not args.no_timing,
+                                  timing_settings={"device_lead": True} if args.device_lead
+                                  else {},
                                   screen=False,
                                   source_options={"kernelbench": {"path": str(PROBLEMS)}})
     rows, wrong = [], 0
