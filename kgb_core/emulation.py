@@ -102,6 +102,7 @@ def backend_data() -> list[str]:
             if not name.startswith("_") and not callable(value)
             and not isinstance(value, property)]
 
+
 # What emulation decides itself; every other method of Backend is the host's, forwarded below,
 # so a member added to Backend later is forwarded too instead of falling back to its default.
 EMULATION_OWN = frozenset({"probe", "safe_probe", "worker_environment", "device_name"})

@@ -4,8 +4,9 @@ A vendor's tests subclass ``BackendPluginConformance`` in a class named ``Test..
 class attributes, and get the checks that need no chip: it registers one backend of the right
 class and device type, its quirks are well-formed data (known dtypes with reasons, warp limits
 powers of two, prompt hints), each denied operator is a real kgb operator whose reason cites a
-public source (one the plugin's tests name in ``cited_sources``, or a URL), and registering imports neither torch, triton nor the vendor's runtime (the
-runtime modules are planted as traps that raise on import). What the plugin's probe concludes
+public source (one the plugin's tests name in ``cited_sources``, or a URL), and registering
+imports neither torch, triton nor the vendor's runtime (the runtime modules are planted as
+traps that raise on import). What the plugin's probe concludes
 on a simulated vendor stack stays in the plugin's own tests: that logic is the vendor's.
 """
 

@@ -56,7 +56,8 @@ from kgb_core.backends import Quirks
 from kgb_core.candidates import Candidate
 from kgb_core.errors import UserError
 from kgb_core.labels import MAX_LABEL_CHARS, clean_label, default_label
-from kgb_core.methods import GenerationContext, Method, MethodOption, option_defaults
+from kgb_core.methods import (GenerationContext, Method, MethodOption, check_options,
+                              option_defaults)
 from kgb_core.operators import OperatorSpec
 from kgb_methods.agent_presets import KICKOFF, apply_preset
 from kgb_methods.agent_usage import OUTPUT_FORMATS, USAGE_FILE, Usage, read_usage
@@ -181,7 +182,10 @@ def _command(value: Any) -> list[str]:
 
 
 def parse_options(given: Mapping[str, Any]) -> dict[str, Any]:
-    """Defaults filled in (a preset's first) and every value checked, each problem one line."""
+    """Defaults filled in (a preset's first) and every value checked, each problem one line:
+    the types by the core's check of the declared OPTIONS (as a sweep checks them before this
+    runs), the ranges and words here."""
+    check_options("command", OPTIONS, given)
     options = {**DEFAULTS, **given}
     if options["scaffold"] is not None and options["preset"] is None and \
             options["command"] is None:
@@ -206,9 +210,6 @@ def parse_options(given: Mapping[str, Any]) -> dict[str, Any]:
                         f"got {samples!r}")
     if options["keep_workdirs"] not in (True, False, "failed"):
         raise UserError("method command: keep_workdirs must be true, false or \"failed\"")
-    root = options["workdir_root"]
-    if root is not None and not isinstance(root, str):
-        raise UserError("method command: workdir_root must be a string (a folder)")
     for key in ("price_input_per_mtok", "price_output_per_mtok"):
         options[key] = _number(options, key, optional=True)
     return options

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import TESTS, kgb
 from kgb_core.candidates import Candidate
+from kgb_core.errors import UserError
 from kgb_core.methods import GenerationContext
 from kgb_methods.agent_usage import claude_stream_json as parse_stream_json
 from kgb_methods.command import AgentFailed, CommandMethod, write_workdir
@@ -257,3 +258,12 @@ def test_stream_json_without_a_result_line_sums_each_message_once():
     usage = parse_stream_json("\n".join(lines))
     assert (usage.prompt_tokens, usage.completion_tokens, usage.cost_usd) == (118, 55, None)
     assert parse_stream_json("hello\n{\"type\": \"system\"}\n") is None
+
+
+def test_a_direct_call_gets_the_same_type_check_as_a_sweep():
+    """generate() and samples() read options a sweep has not checked when called directly:
+    they get the core's check of the declared options too."""
+    from kgb_methods.command import parse_options
+
+    with pytest.raises(UserError, match="option workdir_root takes a string, got 3"):
+        parse_options({"command": ["true"], "workdir_root": 3})
