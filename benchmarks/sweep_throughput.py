@@ -9,11 +9,13 @@ Two modes:
     per result (what is left is process start, plugin loading, the store), and the slowest
     operators.
 
-``python benchmarks/sweep_throughput.py --backend cpu --profile 40``
+``python benchmarks/sweep_throughput.py --backend cpu --profile 40 [--repeat-op aten.neg]``
     evaluates the reference kernels of 40 operators spread over the sources through a judge
     *in this process* (``Judge``), under cProfile, and prints the functions with the most
     cumulative and own time: the per-candidate cost to remove. The runners stay processes of
-    their own (candidate code never runs in a judge), so their work shows as waiting.
+    their own (candidate code never runs in a judge), so their work shows as waiting. With
+    ``--repeat-op``, one operator's reference kernel that many times, after a warm-up: the
+    per-candidate cost table's "same candidate" row (``worker_overhead.py``), taken apart.
 """
 
 from __future__ import annotations
@@ -109,8 +111,15 @@ def profile(args: argparse.Namespace) -> None:
     from kgb_core.evaluation.judge import Judge
 
     judge = Judge(backend, registry)
-    specs = [s for s in registry.operators(args.source or []) if s.reference_kernel is not None]
-    chosen = [registry.operator(op_id) for op_id in _spread([s.id for s in specs], args.profile)]
+    if args.repeat_op:  # the cost table's "same candidate": one operator, warmed up first
+        chosen = [registry.operator(args.repeat_op)] * args.profile
+        judge.evaluate_spec(chosen[0], chosen[0].reference_kernel(), seeds=[0],
+                            timing=not args.no_timing)
+    else:
+        specs = [s for s in registry.operators(args.source or [])
+                 if s.reference_kernel is not None]
+        chosen = [registry.operator(op_id)
+                  for op_id in _spread([s.id for s in specs], args.profile)]
     profiler = cProfile.Profile()
     verdict_counts: dict[str, int] = {}
     from kgb_core.evaluation.runners import RunnerChannel, RunnerTemplate
@@ -159,6 +168,8 @@ def main() -> None:
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--profile", type=int, default=0,
                         help="profile this many candidates in-process instead of sweeping")
+    parser.add_argument("--repeat-op", help="with --profile: this operator's reference kernel "
+                                            "each time, after one evaluation to warm up")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--dump", help="write the cProfile stats here")
     parser.add_argument("--json", help="write the sweep's numbers here")
