@@ -31,7 +31,8 @@ def write_values(folder: str, name: str, value: Any) -> dict[str, Any]:
 
 
 def read_values(folder: str, message: dict[str, Any], device: str) -> Any:
-    """The values the file a message names holds, rebuilt on ``device``; the file is removed."""
+    """The values the file a message names holds, rebuilt on ``device``, every tensor (a
+    problem host draws its inputs on the CPU for the judge's device); the file is removed."""
     from kgb_core.evaluation import exchange
 
     path = os.path.join(folder, os.path.basename(message["file"]))
@@ -39,7 +40,7 @@ def read_values(folder: str, message: dict[str, Any], device: str) -> Any:
         blob = exchange.read_file(path, READ_LIMIT_BYTES)
     finally:
         os.unlink(path)
-    return exchange.unpack(message["tree"], blob, device)
+    return exchange.unpack(message["tree"], blob, device, keep_host=False)
 
 
 def describe_value(value: Any) -> Any:

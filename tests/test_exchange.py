@@ -232,3 +232,15 @@ def test_packing_through_a_staging_buffer_writes_the_same_file(tmp_path):
     assert b.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
     assert a.untyped_storage().data_ptr() != blob.data_ptr()  # rebuilt, never the buffer
     assert rest == (2.5, None)
+
+
+def test_a_problem_hosts_values_drawn_on_the_host_move_to_the_device(tmp_path):
+    """A problem host (KernelBench's) draws every input on the CPU for the judge's device: they
+    must arrive there, not stay on the host as an operator's flag tensor does (on the H100 every
+    KernelBench answer got runtime_error, handed CPU tensors; 'meta' stands in for the GPU)."""
+    from kgb_core.problem_server import read_values, write_values
+
+    message = write_values(str(tmp_path), "values.bin", [torch.arange(4.0), torch.tensor([3])])
+    back = read_values(str(tmp_path), message, "meta")
+    assert [t.device.type for t in back] == ["meta", "meta"]
+    assert not (tmp_path / "values.bin").exists()

@@ -267,10 +267,12 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None,
 
 def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
            sent: list[torch.UntypedStorage] | None = None,
-           received: list[tuple[int, torch.UntypedStorage, torch.Tensor]] | None = None) -> Any:
+           received: list[tuple[int, torch.UntypedStorage, torch.Tensor]] | None = None,
+           keep_host: bool = True) -> Any:
     """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``;
     a tensor described as a host one (an operator's flag tensor kept on the CPU, as vLLM's LoRA
-    kernels take it) on the host.
+    kernels take it) on the host, unless ``keep_host`` is off (a side that made every value on
+    the host for this one to move, as a problem host draws its inputs).
 
     ``sent``: the storages of the request this replies to (``Packed.sources``), which the tree
     may name (``{"input": k}``); each is copied, once however often it is named. ``received``
@@ -354,7 +356,7 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
         if extent * itemsize > nbytes:
             raise ExchangeError(f"a tensor of shape {shape} reaches past its storage's "
                                 f"{nbytes} bytes")
-        where = "cpu" if body.get("host") is True else device
+        where = "cpu" if keep_host and body.get("host") is True else device
         tensor = torch.empty(0, dtype=dtype, device=where)
         storage = (storage_at(at, nbytes, where) if at is not None
                    else sent_storage(index, nbytes, where))
