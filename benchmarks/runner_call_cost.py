@@ -7,9 +7,10 @@ probes), and each call's round trip is most of a candidate's cost (``sweep_throu
 --profile`` shows it from the judge's side). This script plays both sides in one process,
 without the sandbox: it preloads what the runner template preloads (``template._preload``),
 makes a ``Runner`` over a scratch folder, loads the operator's reference kernel and sends it
-``call`` requests with the operator's own inputs through the exchange files, as the judge does.
-It prints the wall time of each step of a call (inputs written and read, the recorders, the
-kernel, the checks, the output packed) and the functions with the most own time under cProfile.
+``call`` requests with the operator's own inputs through a pair of arenas (the shared memory the
+judge makes for each runner), as the judge does. It prints the wall time of each step of a call
+(inputs placed and rebuilt, the recorders, the kernel, the checks, the output placed and read
+back) and the functions with the most own time under cProfile.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def main() -> None:
     backend = registry.backend(args.backend)
     for key, value in backend.worker_environment().items():
         os.environ.setdefault(key, value)
-    from kgb_core.evaluation import exchange, recorder, runner, runners, template
+    from kgb_core.evaluation import arena, exchange, recorder, runner, runners, template
     from kgb_core.operators import InputContext
     from kgb_core.report import render_table
 
@@ -57,8 +58,8 @@ def main() -> None:
     # the ones it found (wrapping them later reads as a candidate replacing them).
     phases = (PhaseClock()
               .watch(exchange, "pack", "pack a tree (inputs, output)")
-              .watch(exchange.Packed, "write", "write an exchange file")
-              .watch(exchange, "read_file", "read an exchange file")
+              .watch(exchange.Packed, "place", "place a tree in an arena")
+              .watch(arena.Arena, "for_reading", "map an arena to read")
               .watch(exchange, "unpack", "unpack a tree")
               .watch(runner.Runner, "_call", "runner: the checked call (all of it)")
               .watch(recorder.Recording, "__enter__", "recorders started")
@@ -69,7 +70,8 @@ def main() -> None:
               .watch(backend, "synchronize", "device synchronised"))
     phases.__enter__()
     started = time.perf_counter()
-    the_runner = runner.Runner(backend, counter, scratch)
+    arenas = arena.Arenas.create(1 << 40)  # the judge's and the runner's, in one process
+    the_runner = runner.Runner(backend, counter, scratch, arenas)
     with open(os.path.join(scratch, "candidate.py"), "w") as out:
         out.write(spec.reference_kernel())
     the_runner.handle({"op": "load", "file": "candidate.py"})
@@ -82,14 +84,10 @@ def main() -> None:
 
     def one_call(seq: int) -> None:
         packed = exchange.pack(input_sets[seq % len(input_sets)])
-        name = f"in-{seq}.bin"
-        packed.write(os.path.join(scratch, name))
-        reply = the_runner.handle({"op": "call", "seq": seq, "file": name,
-                                   "inputs": packed.tree})
-        os.unlink(os.path.join(scratch, name))
-        blob = exchange.read_file(os.path.join(scratch, reply["file"]), 1 << 40)
+        reply = the_runner.handle({"op": "call", "seq": seq, "inputs": packed.tree,
+                                   "bytes": packed.place(arenas.requests)})
+        blob = arenas.replies.for_reading(reply["bytes"])
         exchange.unpack(reply["tree"], blob, device, sent=packed.sources)
-        os.unlink(os.path.join(scratch, reply["file"]))
 
     one_call(0)  # compiled, every lazy import done
     phases.seconds.clear()
@@ -104,15 +102,14 @@ def main() -> None:
     phases.__exit__(None, None, None)
     print(f"backend {args.backend}, {args.op}: {len(input_sets)} input sets, {args.calls} calls "
           f"in {wall:.2f} s ({1e3 * wall / args.calls:.1f} ms a call); template preload "
-          f"{preloaded:.2f} s, runner set up and candidate loaded {set_up:.2f} s; files in "
-          f"{os.path.dirname(scratch)}")
+          f"{preloaded:.2f} s, runner set up and candidate loaded {set_up:.2f} s")
     print(render_table(["step (inside: the call's steps are nested in 'the checked call')",
                         "times", "s, all", "s per call"],
                        phases.rows(args.calls, wall=wall,
                                    nested=("recorders started", "recorders stopped",
                                            "recording checked", "integrity checked",
                                            "free memory poisoned", "device synchronised",
-                                           "unpack a tree", "read an exchange file"))))
+                                           "unpack a tree", "map an arena to read"))))
     stream = io.StringIO()
     pstats.Stats(profiler, stream=stream).strip_dirs().sort_stats("tottime").print_stats(args.top)
     print("\n== by own time")

@@ -129,7 +129,15 @@ def kernel(x):
     raise RuntimeError("PROBE " + repr({
         "secret": any("-test-secret" in v for v in env.values()) or "HF_TOKEN" in env,
         "home": env.get("HOME"), "cwd": os.getcwd(), "interpret": env.get("TRITON_INTERPRET"),
-        "fds": sorted(os.listdir("/proc/self/fd")), "limits": rows}))
+        "fds": sorted(_target(os, fd) for fd in os.listdir("/proc/self/fd")), "limits": rows}))
+
+
+def _target(os, fd):
+    try:
+        return os.readlink("/proc/self/fd/" + fd)
+    except OSError:  # the descriptor listdir had open, gone by now
+        return "closed"
+
 """
 
 
@@ -160,8 +168,16 @@ def test_neither_judge_nor_runner_has_secrets_and_the_runner_has_its_own_scratch
     for report in reports:
         assert report["secret"] is False
         assert report["home"] == report["cwd"] and report["interpret"] == "1"
-        # stdin, stdout and stderr (its log), its one channel, and the descriptor listdir opened
-        assert len(report["fds"]) <= 5, report["fds"]
+        # stdin, stdout and stderr (its log), its channel, its two arenas (mapped: Python's
+        # mmap holds a descriptor of its own), and the one listdir opened: nothing of the
+        # harness's, no store, no other file.
+        kinds = {target.split(":")[0] if target.startswith(("socket:", "/memfd:"))
+                 else target for target in report["fds"]}
+        assert kinds <= {"/dev/null", f"{report['home']}/runner.log", "socket", "/memfd",
+                         "closed"}, report["fds"]
+        assert sum(t.startswith("socket:") for t in report["fds"]) == 1, report["fds"]
+        assert {t.split(" ")[0] for t in report["fds"] if t.startswith("/memfd:")} == {
+            "/memfd:kgb-requests", "/memfd:kgb-replies"}, report["fds"]
         address_space = next(line for line in report["limits"] if "address space" in line)
         assert str(12 * (1 << 30)) in address_space
         core = next(line for line in report["limits"] if "core file" in line)
@@ -220,6 +236,7 @@ def test_the_blocks_of_the_last_calls_outputs_are_poisoned_before_the_next_call(
     the H200, ghost replay of aten.zeros "matched" before this."""
     import torch
 
+    from kgb_core.evaluation.arena import Arenas
     from kgb_core.evaluation.launches import LaunchCounter
     from kgb_core.evaluation.runner import Runner
 
@@ -230,7 +247,8 @@ def test_the_blocks_of_the_last_calls_outputs_are_poisoned_before_the_next_call(
             self.poisoned.append(nbytes)
 
     backend = RecordingBackend()
-    runner = Runner(backend, LaunchCounter(), io_dir=".")  # the runner's own logic, in-process
+    # The runner's own logic, in-process.
+    runner = Runner(backend, LaunchCounter(), io_dir=".", arenas=Arenas.create(1 << 30))
     runner.path = __file__
     runner.kernel = lambda n: (torch.empty(n, dtype=torch.float32), torch.empty(3))
     runner._call([1000], ghost=True)  # ghost: no Triton launch is required
@@ -246,10 +264,13 @@ def test_a_reply_names_the_inputs_a_call_left_unchanged_and_sends_a_written_one(
     import torch
 
     from kgb_core.evaluation import exchange
+    from kgb_core.evaluation.arena import Arenas
     from kgb_core.evaluation.launches import LaunchCounter
     from kgb_core.evaluation.runner import Runner
 
-    runner = Runner(registry.backend("cpu"), LaunchCounter(), io_dir=str(tmp_path))
+    arenas = Arenas.create(1 << 30)  # the judge's and the runner's alike, in one process
+    runner = Runner(registry.backend("cpu"), LaunchCounter(), io_dir=str(tmp_path),
+                    arenas=arenas)
     runner.path = __file__
     x, y = torch.randn(100), torch.randn(50)
 
@@ -259,14 +280,13 @@ def test_a_reply_names_the_inputs_a_call_left_unchanged_and_sends_a_written_one(
 
     runner.kernel = writes_its_second_input
     request = exchange.pack([x, y])
-    request.write(str(tmp_path / "in.bin"))
-    reply = runner._call_request({"op": "call", "seq": 1, "ghost": True, "file": "in.bin",
-                                  "inputs": request.tree})
+    reply = runner._call_request({"op": "call", "seq": 1, "ghost": True, "inputs": request.tree,
+                                  "bytes": request.place(arenas.requests)})
     first, second = reply["tree"]["list"][1]["list"]  # [output, [the inputs after]]
     assert first["tensor"]["input"] == 0 and "at" not in first["tensor"]
     assert "at" in second["tensor"]  # written: its bytes come back
-    blob = exchange.read_file(str(tmp_path / reply["file"]), 1 << 30)
-    assert blob.numel() == 448 + 200  # the output (400 bytes, padded to 64) and y, not x
+    assert reply["bytes"] == 448 + 200  # the output (400 bytes, padded to 64) and y, not x
+    blob = arenas.replies.for_reading(reply["bytes"])
     output, (a, b) = exchange.unpack(reply["tree"], blob, "cpu", sent=request.sources)
     assert torch.equal(output, x * 2) and torch.equal(a, x) and torch.equal(b, y + 1.0)
 
@@ -280,10 +300,13 @@ def test_a_ghost_replays_output_never_lands_on_the_previous_calls_answer(registr
     import torch
 
     from kgb_core.evaluation import exchange
+    from kgb_core.evaluation.arena import Arenas
     from kgb_core.evaluation.launches import LaunchCounter
     from kgb_core.evaluation.runner import Runner
 
-    runner = Runner(registry.backend("cpu"), LaunchCounter(), io_dir=str(tmp_path))
+    arenas = Arenas.create(1 << 30)
+    runner = Runner(registry.backend("cpu"), LaunchCounter(), io_dir=str(tmp_path),
+                    arenas=arenas)
     runner.path = __file__
     outputs, alive_during_ghost = [], []
 
@@ -302,8 +325,7 @@ def test_a_ghost_replays_output_never_lands_on_the_previous_calls_answer(registr
     x = torch.randn(4096)
     for seq, ghost in enumerate((False, True, False, True)):
         request = exchange.pack([x])
-        request.write(str(tmp_path / f"in-{seq}.bin"))
-        runner._call_request({"op": "call", "seq": seq, "ghost": ghost,
-                              "file": f"in-{seq}.bin", "inputs": request.tree})
+        runner._call_request({"op": "call", "seq": seq, "ghost": ghost, "inputs": request.tree,
+                              "bytes": request.place(arenas.requests)})
     assert alive_during_ghost == [True, True]
     assert runner._held_outputs and runner._held_outputs[0].data_ptr() == outputs[-1]

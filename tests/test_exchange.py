@@ -203,37 +203,6 @@ def test_a_reply_naming_an_input_it_was_not_sent_is_refused(node, error):
         exchange.unpack({"tensor": tensor}, torch.empty(0, dtype=torch.uint8), "cpu")
 
 
-def test_a_host_buffer_is_reused_while_it_fits_and_grows_when_not(tmp_path):
-    buffer = exchange.HostBuffer()
-    first = buffer.take(1000)
-    assert buffer.take(600).data_ptr() == first.data_ptr()  # the same memory: no new pages
-    assert buffer.take(5000).numel() == 5000
-    path = tmp_path / "blob.bin"
-    path.write_bytes(bytes(range(256)) * 4)
-    read = exchange.read_file(str(path), 1 << 20, buffer=buffer)
-    assert read.data_ptr() == buffer.take(1).data_ptr()
-    assert bytes(read.numpy()) == bytes(range(256)) * 4
-
-
-def test_packing_through_a_staging_buffer_writes_the_same_file(tmp_path):
-    """Staging copies device storages only; on the CPU a tree packs to the same bytes with or
-    without it, and unpacks to equal tensors (aliasing kept)."""
-    base = torch.randn(64, 3)
-    tree = [base, base[:, 1], torch.arange(10), (2.5, None)]
-    plain, staged = exchange.pack(tree), exchange.pack(tree, staging=exchange.HostBuffer())
-    plain.write(str(tmp_path / "plain.bin"))
-    staged.write(str(tmp_path / "staged.bin"))
-    assert (tmp_path / "plain.bin").read_bytes() == (tmp_path / "staged.bin").read_bytes()
-    assert plain.tree == staged.tree
-    blob = exchange.read_file(str(tmp_path / "staged.bin"), 1 << 20,
-                              buffer=exchange.HostBuffer())
-    a, b, c, rest = exchange.unpack(staged.tree, blob, "cpu")
-    assert torch.equal(a, base) and torch.equal(b, base[:, 1]) and torch.equal(c, tree[2])
-    assert b.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
-    assert a.untyped_storage().data_ptr() != blob.data_ptr()  # rebuilt, never the buffer
-    assert rest == (2.5, None)
-
-
 def test_a_problem_hosts_values_drawn_on_the_host_move_to_the_device(tmp_path):
     """A problem host (KernelBench's) draws every input on the CPU for the judge's device: they
     must arrive there, not stay on the host as an operator's flag tensor does (on the H100 every

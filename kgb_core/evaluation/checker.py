@@ -28,7 +28,6 @@ are made in one place, ``kgb_core.evaluation.harness_verdicts``.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -39,7 +38,6 @@ import torch
 from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.compare import Comparison, compare_outputs
-from kgb_core.evaluation.limits import MAX_FILE_BYTES
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
@@ -62,8 +60,6 @@ AFTER_TIMING_SEED = 7_000_057
 # its timed outputs the runner hands back, drawn at random, for comparison.
 TIMING_SEEDS = (0, 7_000_071, 7_000_081)
 TIMED_SAMPLES = 2
-# What the judge reads back of one call: as much as a runner may write in one file.
-MAX_EXCHANGE_BYTES = MAX_FILE_BYTES
 
 # A heldout trial failing in one of these ways means the kernel was fitted to what it saw.
 _FITTING_FAILURES = frozenset({verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE,
@@ -192,9 +188,6 @@ class Evaluation:
         self.ghost_case: tuple[ShapeCase, str] | None = None
         # The storages the last request handed over, which its reply may name unchanged.
         self._sent: list[Any] = []
-        # Host memory for the exchange files, reused call after call (exchange.HostBuffer);
-        # it goes with the evaluation.
-        self._staging, self._read_buffer = exchange.HostBuffer(), exchange.HostBuffer()
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -367,7 +360,7 @@ class Evaluation:
         left them (the runner copied them before the next call on that set)."""
         try:
             entries = [(int(i), int(v), int(scaled), out, after)
-                       for i, v, scaled, out, after in self._unpack_reply_file(samples)]
+                       for i, v, scaled, out, after in self._unpack_reply(samples)]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None
@@ -405,23 +398,13 @@ class Evaluation:
     # -- calls through the runner --------------------------------------------------------------
     def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
         """One request; a failure the runner reports ends the evaluation with its verdict."""
-        name = None
         self._sent = []
         if inputs is not None:
-            packed = exchange.pack(list(inputs), staging=self._staging)
+            packed = exchange.pack(list(inputs))
             self._sent = packed.sources  # what the reply may name instead of sending back
-            name = f"in-{time.monotonic_ns()}.bin"
-            try:
-                packed.write(name, dir_fd=self.channel.folder_fd)
-            except OSError as error:
-                raise ChannelViolation(f"nothing where its folder was, for its inputs "
-                                       f"({error.strerror})") from None
-            payload = {**payload, "inputs": packed.tree, "file": name}
-        try:
-            reply = self.channel.request(payload, self.deadline)
-        finally:
-            if name is not None:
-                self.channel.unlink(name)
+            payload = {**payload, "inputs": packed.tree,
+                       "bytes": packed.place(self.channel.arenas.requests)}
+        reply = self.channel.request(payload, self.deadline)
         failure = reply.get("failure")
         if failure is not None:
             verdict = failure.get("verdict") if isinstance(failure, dict) else None
@@ -438,17 +421,10 @@ class Evaluation:
         scale_values(tensors_in(inputs), scaled)
         return inputs
 
-    def _unpack_reply_file(self, described: dict[str, Any]) -> Any:
-        """The tree a reply describes (``tree``) from the file it names (``file``, in the
-        runner's folder, read through the judge's descriptor of it and removed)."""
-        name = str(described["file"])
-        if name != os.path.basename(name) or name.startswith("."):
-            raise exchange.ExchangeError(f"a reply file named {name[:80]!r}")
-        try:
-            blob = exchange.read_file(name, MAX_EXCHANGE_BYTES, dir_fd=self.channel.folder_fd,
-                                      buffer=self._read_buffer)
-        finally:
-            self.channel.unlink(name)
+    def _unpack_reply(self, described: dict[str, Any]) -> Any:
+        """The tree a reply describes (``tree``), rebuilt from the ``bytes`` it covers in the
+        reply arena: copied out once, so what is judged is the judge's own."""
+        blob = self.channel.arenas.replies.for_reading(int(described["bytes"]))
         return exchange.unpack(described["tree"], blob, self.device, sent=self._sent)
 
     def _call(self, inputs: list[Any] | None, *, ghost: bool = False, keep: str | None = None,
@@ -456,7 +432,7 @@ class Evaluation:
         payload = {"op": "call", "ghost": ghost, "keep": keep, "reuse": reuse}
         reply = self._request(payload, inputs=inputs)
         try:
-            actual, inputs_after = self._unpack_reply_file(reply)
+            actual, inputs_after = self._unpack_reply(reply)
             launches = int(reply.get("launches") or 0)
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's reply to a call does not describe its "

@@ -1,20 +1,21 @@
-"""Tensor trees across the judge/runner boundary: raw bytes in a file, a JSON description beside.
+"""Tensor trees across the judge/runner boundary: raw bytes in shared memory, a JSON description.
 
 The judge hands the runner its inputs, and the runner hands back its outputs, as data only: each
-distinct storage's bytes, concatenated in one file of a shared-memory folder, and a JSON tree
-that names, for every tensor, its storage, dtype, shape, strides and offset. No pickle crosses
-(a pickle is code), and no object the other side could patch: what comes out of ``unpack`` is
-plain tensors built on fresh storage, whatever class or trick produced the bytes.
+distinct storage's bytes, laid out one after another in the runner's shared memory
+(``kgb_core.evaluation.arena``; a problem host's values go through a file instead), and a JSON
+tree that names, for every tensor, its storage, dtype, shape, strides and offset. No pickle
+crosses (a pickle is code), and no object the other side could patch: what comes out of
+``unpack`` is plain tensors built on fresh storage, whatever class or trick produced the bytes.
 
 Views that shared a storage share one again after the trip (an input passed twice, a slice of
 another input), so aliasing a kernel could rely on is kept. Python scalars, strings, ``None``,
 dtypes, lists and tuples travel in the JSON itself.
 
 A reply names an input storage it hands back unchanged (``{"input": k}``, the k-th storage of
-the request's file) instead of carrying its bytes: a large case's inputs then cross once, not
-twice. The judge rebuilds it from its own copy of what it sent; a runner that lies about it
-only hides a change it made to its own copy of the inputs, which it could hide as well by
-sending the original bytes.
+the request) instead of carrying its bytes: a large case's inputs then cross once, not twice.
+The judge rebuilds it from its own copy of what it sent; a runner that lies about it only hides
+a change it made to its own copy of the inputs, which it could hide as well by sending the
+original bytes.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+if TYPE_CHECKING:
+    from kgb_core.evaluation.arena import Arena
 
 # Each storage starts at a multiple of this in the file, so a typed view of it is aligned.
 _ALIGN = 64
@@ -54,48 +58,35 @@ class ExchangeError(ValueError):
 
 @dataclass
 class Packed:
-    """A tensor tree as a JSON-able description and the bytes of its storages, in order;
-    ``sources`` are the storages those bytes were read from (the k-th storage of a request,
-    which a reply may name instead of sending it back)."""
+    """A tensor tree as a JSON-able description, and the storages its bytes are to be read from
+    (``sources``, each at its offset in ``offsets``; ``nbytes`` in all). A reply may name the
+    k-th storage of a request instead of sending it back."""
 
     tree: Any
-    storages: list[bytes | memoryview] = field(default_factory=list)
     sources: list[torch.UntypedStorage] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    nbytes: int = 0
+
+    def place(self, arena: "Arena") -> int:
+        """Copy each storage into ``arena`` (``kgb_core.evaluation.arena``) at its offset, a
+        device storage straight off the device; returns the bytes the description covers."""
+        region = arena.for_writing(self.nbytes)
+        for storage, at in zip(self.sources, self.offsets):
+            region[at:at + storage.nbytes()].copy_(storage_bytes(storage))
+        return self.nbytes
 
     def write(self, path: str, dir_fd: int | None = None) -> int:
-        """Write the storages to ``path`` (created anew; relative to ``dir_fd`` when given);
-        returns the bytes written."""
+        """Write the storages to ``path`` (created anew; relative to ``dir_fd`` when given), laid
+        out as in an arena; returns the bytes written."""
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600,
                      dir_fd=dir_fd)
         written = 0
         with os.fdopen(fd, "wb") as out:
-            for data in self.storages:
-                padding = -written % _ALIGN
-                out.write(b"\0" * padding)
-                out.write(data)
-                written += padding + len(data)
+            for storage, at in zip(self.sources, self.offsets):
+                out.write(b"\0" * (at - written))
+                out.write(_storage_bytes(storage))
+                written = at + storage.nbytes()
         return written
-
-
-class HostBuffer:
-    """Host memory reused from one exchange to the next within an evaluation.
-
-    A fresh host allocation for every call's bytes cost more than moving them: on the H100 a
-    large case's call spent 51 ms copying its output off the GPU into new memory and 49 ms
-    reading an exchange file into new memory (``results/h100-callcost-83e5663.txt``), where
-    memory already touched takes a fraction of that (64 MB read: 35 ms fresh, 5 ms reused, on
-    this project's CPU machine). The largest size asked for is kept; what it holds is only
-    good until the next ``take``."""
-
-    def __init__(self) -> None:
-        self._data: torch.Tensor | None = None
-
-    def take(self, nbytes: int) -> torch.Tensor:
-        """``nbytes`` bytes of host memory (uint8), the same memory as last time when it fits."""
-        if self._data is None or self._data.numel() < nbytes:
-            self._data = None  # the old block goes before the larger one is made
-            self._data = torch.empty(nbytes, dtype=torch.uint8)
-        return self._data[:nbytes]
 
 
 # Read through torch.Tensor's own methods, unbound, never through the object: an attribute the
@@ -141,8 +132,7 @@ def _not_plain(item: Any) -> str | None:
 
 
 def pack(value: Any, *, opaque: bool = False,
-         unchanged: dict[tuple[str, int], int] | None = None,
-         staging: HostBuffer | None = None) -> Packed:
+         unchanged: dict[tuple[str, int], int] | None = None) -> Packed:
     """Describe ``value``; each distinct storage of its tensors is copied once.
 
     Types are taken exactly (``type(x) is torch.Tensor``, not ``isinstance``, which a
@@ -152,8 +142,7 @@ def pack(value: Any, *, opaque: bool = False,
     is not the output it expected: a tensor subclass (one can compute its values lazily, when
     read, where no recorder looks), a tensor with attributes of its own, any other object.
     A storage in ``unchanged`` (its ``storage_key``) is named by the index given there, its
-    bytes left out. Device storages are copied to the host into ``staging`` when given (then
-    the packed bytes are good until its next use: write them first)."""
+    bytes left out. No byte is copied here: ``Packed.place`` or ``Packed.write`` does that."""
     packed = Packed(tree=None)
     unchanged = unchanged or {}
     offsets: dict[tuple[str, int], int] = {}
@@ -176,6 +165,7 @@ def pack(value: Any, *, opaque: bool = False,
             position[0] += -position[0] % _ALIGN
             offsets[key] = position[0]
             packed.sources.append(storage)
+            packed.offsets.append(position[0])
             position[0] += storage.nbytes()
         return {"tensor": {"at": offsets[key], **described}}
 
@@ -213,32 +203,12 @@ def pack(value: Any, *, opaque: bool = False,
         return refuse(_type_name(cls)[:80])
 
     packed.tree = visit(value)
-    packed.storages = _host_bytes(packed.sources, staging)
+    packed.nbytes = position[0]
     return packed
 
 
-def _host_bytes(storages: list[torch.UntypedStorage],
-                staging: HostBuffer | None) -> list[bytes | memoryview]:
-    """Each storage's bytes on the host: a host storage's own, a device storage's copied
-    (into ``staging`` when given, one region for all of them)."""
-    on_device = [s.nbytes() for s in storages if s.device.type != "cpu"]
-    region = staging.take(sum(on_device)) if staging is not None and on_device else None
-    found, at = [], 0
-    for storage in storages:
-        if storage.device.type == "cpu" or region is None:
-            found.append(_storage_bytes(storage))
-            continue
-        part = region[at:at + storage.nbytes()]
-        part.copy_(storage_bytes(storage))
-        found.append(memoryview(part.numpy()).cast("B"))
-        at += storage.nbytes()
-    return found
-
-
-def read_file(path: str, limit_bytes: int, dir_fd: int | None = None,
-              buffer: HostBuffer | None = None) -> torch.Tensor:
-    """The file's bytes as a uint8 tensor (in ``buffer``'s memory when given: good until its
-    next use); refused when it is no plain file or is too large."""
+def read_file(path: str, limit_bytes: int, dir_fd: int | None = None) -> torch.Tensor:
+    """The file's bytes as a uint8 tensor; refused when it is no plain file or is too large."""
     # No link followed, and no FIFO or device opened for long: the folder is the runner's.
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
     try:
@@ -251,7 +221,7 @@ def read_file(path: str, limit_bytes: int, dir_fd: int | None = None,
                                 f"of {limit_bytes}")
         # Read straight into a tensor's memory, never zeroed first (a bytearray of a large
         # case's 64 MB was zeroed, then overwritten).
-        data = buffer.take(size) if buffer is not None else torch.empty(size, dtype=torch.uint8)
+        data = torch.empty(size, dtype=torch.uint8)
         view, done = memoryview(data.numpy()).cast("B"), 0
         while done < size:
             got = os.readv(fd, [view[done:]])
@@ -269,7 +239,8 @@ def unpack(tree: Any, blob: torch.Tensor, device: str | torch.device, *,
            sent: list[torch.UntypedStorage] | None = None,
            received: list[tuple[int, torch.UntypedStorage, torch.Tensor]] | None = None,
            keep_host: bool = True) -> Any:
-    """Rebuild the tree described by ``tree`` from ``blob`` (see ``read_file``) on ``device``;
+    """Rebuild the tree described by ``tree`` from ``blob`` (an arena's bytes, or
+    ``read_file``'s) on ``device``, every storage copied out of it;
     a tensor described as a host one (an operator's flag tensor kept on the CPU, as vLLM's LoRA
     kernels take it) on the host, unless ``keep_host`` is off (a side that made every value on
     the host for this one to move, as a problem host draws its inputs).

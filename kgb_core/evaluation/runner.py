@@ -6,7 +6,8 @@ It is forked from the template (``kgb_core.evaluation.template``) inside the san
 socket to the judge, and answers the judge's requests in order:
 
 - ``load``: import the candidate file and find ``kernel``;
-- ``call``: copy the inputs it was handed (``kgb_core.evaluation.exchange``) to the device, call
+- ``call``: copy the inputs it was handed (``kgb_core.evaluation.exchange``, through the shared
+  memory the judge made for it, ``kgb_core.evaluation.arena``) to the device, call
   ``kernel(*inputs)`` under the instrumentation (torch-op recorder, launch counter, thread
   watch, integrity guard), and hand back the raw output bytes and the inputs as they are after
   the call; it may keep the input tensors under a name, for a later call on the same tensors
@@ -201,10 +202,12 @@ def load_backend(module_name: str, backend_name: str) -> Any:
 class Runner:
     """One candidate's process: its instrumentation, its kernel, its kept input sets."""
 
-    def __init__(self, backend: Any, counter: Any, io_dir: str) -> None:
+    def __init__(self, backend: Any, counter: Any, io_dir: str, arenas: Any) -> None:
         self.backend = backend
         self.counter = counter
         self.io_dir = io_dir
+        # The shared memory a call's tensors cross in (kgb_core.evaluation.arena.Arenas).
+        self.arenas = arenas
         self.device = backend.setup()
         self.harness_stream = backend.current_stream()
         if self.harness_stream is not None:
@@ -235,10 +238,6 @@ class Runner:
         # freed poison block with its neighbours, so best fit can then pick the old output's
         # block instead (aten.linear's reference got ghost_replay_matched on an H100).
         self._held_outputs: list[Any] = []
-        from kgb_core.evaluation.exchange import HostBuffer
-
-        # Host memory the exchange files are read into and outputs staged in, call after call.
-        self._read_buffer, self._staging = HostBuffer(), HostBuffer()
         # Device state the timer depends on (L2 persistence on NVIDIA), as it is before any
         # candidate code runs; the counter checks it at every launch, the runner after calls.
         self._device_state_changes = backend.device_state_watch()
@@ -273,15 +272,14 @@ class Runner:
     def _inputs(self, request: dict[str, Any],
                 received: list[tuple[int, Any, Any]] | None = None) -> list[Any]:
         """The request's inputs. ``received`` collects, for inputs handed over afresh (not
-        written into kept tensors), (offset in the judge's file, storage, the bytes it came as)
+        written into kept tensors), (offset in the request's bytes, storage, the bytes it came as)
         of each storage (``exchange.unpack``)."""
         from kgb_core.evaluation import exchange
 
         handed = None
         arrived: list[tuple[int, Any, Any]] = []
-        if request.get("file"):
-            blob = exchange.read_file(os.path.join(self.io_dir, request["file"]), 1 << 40,
-                                      buffer=self._read_buffer)
+        if request.get("inputs") is not None:
+            blob = self.arenas.requests.for_reading(int(request.get("bytes") or 0))
             handed = list(exchange.unpack(request["inputs"], blob, self.device,
                                           received=arrived))
         reuse = request.get("reuse")
@@ -314,9 +312,9 @@ class Runner:
             self._held_outputs = []
         received: list[tuple[int, Any, Any]] = []
         inputs = self._kept_inputs(request, received)
-        # Each storage handed over afresh, by its index in the judge's order (by offset in its
-        # file), with the bytes it came as: the file's on the host, read already; on a
-        # device, a copy there (no transfer). One past DEVICE_COPY_MAX_BYTES is sent back as
+        # Each storage handed over afresh, by its index in the judge's order (by offset in the
+        # request's bytes), with the bytes it came as: on the host, the request arena's (the
+        # judge writes there only before a request); on a device, a copy there (no transfer). One past DEVICE_COPY_MAX_BYTES is sent back as
         # before: its copy would double the device memory of the largest cases.
         handed = [(index, storage, data if storage.device.type == "cpu"
                    else exchange.storage_bytes(storage).clone())
@@ -331,13 +329,11 @@ class Runner:
         del handed
         # Output and inputs in one tree: a storage they share is one storage on the judge's
         # side too, which is how the judge sees an output aliasing an input.
-        packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged,
-                               staging=self._staging)
-        out_name = f"out-{request['seq']}.bin"
-        packed.write(os.path.join(self.io_dir, out_name))
+        packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged)
+        nbytes = packed.place(self.arenas.replies)
         self._held_outputs = [exchange._untyped_storage(t) for t in tensors_in([actual])
                               if exchange._not_plain(t) is None]
-        return {"tree": packed.tree, "file": out_name, "launches": self.counter.count,
+        return {"tree": packed.tree, "bytes": nbytes, "launches": self.counter.count,
                 "kernel_names": self.counter.kernel_names[:16]}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -390,10 +386,9 @@ class Runner:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    f"while being timed, {calls.launchless} of {calls.count} "
                                    f"calls of kernel(...) launched no @triton.jit kernel")
-        packed = exchange.pack(calls.sample_entries(), opaque=True, staging=self._staging)
-        name = f"timed-{request['seq']}.bin"
-        packed.write(os.path.join(self.io_dir, name))
-        return {"timing": timing.to_dict(), "samples": {"tree": packed.tree, "file": name}}
+        packed = exchange.pack(calls.sample_entries(), opaque=True)
+        return {"timing": timing.to_dict(),
+                "samples": {"tree": packed.tree, "bytes": packed.place(self.arenas.replies)}}
 
     # -- one instrumented call ---------------------------------------------------------------
     def changes(self) -> list[str]:
@@ -724,11 +719,12 @@ def _requests(channel: socket.socket):  # noqa: ANN202 - a generator of requests
         yield _DECODE(line.decode())
 
 
-def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: str) -> int:
+def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: str,
+          arenas: Any) -> int:
     """Answer the judge's requests until ``exit`` (status 0) or the channel closes (status 3)."""
     try:
         backend = load_backend(config.backend_module, config.backend_name)
-        runner = Runner(backend, counter, io_dir)
+        runner = Runner(backend, counter, io_dir, arenas)
     except Exception as error:
         _send(channel, {"type": "startup_failed", "error": f"{type(error).__name__}: {error}",
                         "traceback": traceback.format_exc()})

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgb_core.evaluation.limits import describe_exit, kill_group
+from kgb_core.evaluation.arena import Arenas
+from kgb_core.evaluation.limits import MAX_FILE_BYTES, describe_exit, kill_group
 from kgb_core.evaluation.sandbox import SandboxTool, command
 
 MAX_REPLY_BYTES = 16 << 20
@@ -252,12 +253,14 @@ class RunnerTemplate:
         if self.seed_cache:  # the runner's own copy: what it writes there reaches no other
             shutil.copytree(self.seed_cache, folder / "triton-cache", symlinks=True)
         ours, theirs = socket.socketpair()
+        arenas = Arenas.create(MAX_FILE_BYTES)  # this runner's alone
         self.exits.clear()
         message = {"type": "spawn", "scratch": str(folder), "io": str(folder)}
         try:
             socket.send_fds(self.control, [(json.dumps(message) + "\n").encode()],
-                            [theirs.fileno()])
+                            [theirs.fileno(), *arenas.fds()])
         except OSError as error:
+            arenas.close()
             raise TemplateFailed(f"the runner template is gone ({error})") from None
         finally:
             theirs.close()
@@ -265,8 +268,9 @@ class RunnerTemplate:
         while reply.get("type") == "exited":  # a previous runner's late news
             reply = self._next(startup_timeout_s)
         if reply.get("type") != "spawned":
+            arenas.close()
             raise TemplateFailed(f"the runner template could not fork: {reply}")
-        return RunnerChannel(self, ours, folder, int(reply["pid"]))
+        return RunnerChannel(self, ours, folder, int(reply["pid"]), arenas)
 
     def kill_runner(self) -> None:
         try:
@@ -331,11 +335,13 @@ class RunnerChannel:
     """The judge's end of one runner: requests out, exactly one checked reply back each."""
 
     def __init__(self, template: RunnerTemplate, sock: socket.socket, folder: Path,
-                 pid: int) -> None:
+                 pid: int, arenas: Arenas) -> None:
         self.template = template
         self.sock = sock
         self.folder = folder
         self.pid = pid
+        # The shared memory a call's tensors cross in, both ways (kgb_core.evaluation.arena).
+        self.arenas = arenas
         # Every file of the exchange goes through this descriptor of the folder the judge made:
         # a runner that swaps its folder for a link cannot send the judge's writes elsewhere.
         self.folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -455,7 +461,7 @@ class RunnerChannel:
     def close(self) -> Exit | None:
         """End the runner, whatever state it is in; what its end was, if the template said.
         Its folder stays until ``remove_folder``."""
-        for closer in (self.sock.close, lambda: os.close(self.folder_fd)):
+        for closer in (self.sock.close, lambda: os.close(self.folder_fd), self.arenas.close):
             try:
                 closer()
             except OSError:

@@ -5,7 +5,8 @@ template pays it once: it imports torch, triton, the runner's modules and the ba
 installs the launch counter and warms the dispatch-mode machinery, and never initialises the
 device (a CUDA context does not survive ``fork``). Then, for each candidate, the judge asks it to
 ``spawn``: it forks, and the child becomes that candidate's runner (``kgb_core.evaluation.runner``)
-with one socket to the judge, passed over the control socket, as its only descriptor beside
+with one socket to the judge and the two shared-memory arenas the judge made for it
+(``kgb_core.evaluation.arena``), passed over the control socket, as its only descriptors beside
 its log. Nothing a runner does reaches the next one: each is a new process, its scratch folder
 is new, and when it ends the template kills whatever it left running and reports how it ended.
 
@@ -14,8 +15,8 @@ The template itself is never a candidate's: it is not dumpable (no ``ptrace``, n
 single-threaded so that ``fork`` is safe.
 
 Control protocol (JSON lines on the socket in ``KGB_TEMPLATE_FD``): the template says
-``ready``; the judge sends ``spawn`` (with the runner's socket attached, ``scratch``, ``io``,
-``nonce``), answered by ``spawned``; ``kill`` ends the current runner; when a runner ends, the
+``ready``; the judge sends ``spawn`` (with the runner's socket and its arenas attached,
+``scratch``, ``io``), answered by ``spawned``; ``kill`` ends the current runner; when a runner ends, the
 template sends ``exited`` with its wait status, whether it was killed for host memory, and how
 many processes it left behind.
 """
@@ -23,6 +24,7 @@ many processes it left behind.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import importlib
 import json
 import os
@@ -34,7 +36,7 @@ import sys
 import time
 from typing import Any
 
-from kgb_core.evaluation.limits import apply_limits, resident_bytes
+from kgb_core.evaluation.limits import MAX_FILE_BYTES, apply_limits, resident_bytes
 
 # Modules Triton imports on a process's first launch (Triton 3.6 to 3.9: the argument
 # specialisation imports gluon), imported in the template instead. Absent ones are skipped.
@@ -42,6 +44,10 @@ _LAZY_IMPORTS = ("triton.experimental.gluon", "triton.language.extra.libdevice")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 CHANNEL_FD = 3  # the runner's socket, in the runner
+# Its two arenas (kgb_core.evaluation.arena): requests, then replies.
+ARENA_FDS = (CHANNEL_FD + 1, CHANNEL_FD + 2)
+# Descriptors that come with a spawn: the channel, then the arenas.
+SPAWN_FDS = 1 + len(ARENA_FDS)
 
 
 def _prctl(option: int, value: int) -> None:
@@ -57,7 +63,7 @@ def _preload(config: dict[str, Any]) -> Any:
     import triton  # noqa: F401 - imported once here, for every runner
 
     from kgb_core import timing  # noqa: F401
-    from kgb_core.evaluation import exchange, integrity, runner  # noqa: F401
+    from kgb_core.evaluation import arena, exchange, integrity, runner  # noqa: F401
     # A module-class candidate's adapter and what it calls (kgb_core/module_contract.py):
     # imported before the integrity guard's record, like every kgb module a runner uses.
     from kgb_core import module_contract  # noqa: F401
@@ -159,25 +165,28 @@ class Template:
     def _handle(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
         if kind == "spawn":
-            channel = self._fds.pop(0)
-            if self.child is not None:
-                os.close(channel)
-                self.send({"type": "error", "error": "a runner is still alive"})
+            handed, self._fds = self._fds[:SPAWN_FDS], self._fds[SPAWN_FDS:]
+            if self.child is not None or len(handed) != SPAWN_FDS:
+                for fd in handed:
+                    os.close(fd)
+                self.send({"type": "error", "error": "a runner is still alive"
+                           if self.child is not None else "a spawn without its descriptors"})
                 return
-            self._spawn(channel, message)
+            self._spawn(handed, message)
         elif kind == "kill" and self.child is not None:
             self._kill_all()
 
-    def _spawn(self, channel: int, message: dict[str, Any]) -> None:
+    def _spawn(self, handed: list[int], message: dict[str, Any]) -> None:
         scratch = message["scratch"]
         pid = os.fork()
         if pid == 0:
             code = 70
             try:
-                code = self._become_runner(channel, message)
+                code = self._become_runner(handed, message)
             finally:
                 os._exit(code)
-        os.close(channel)
+        for fd in handed:
+            os.close(fd)
         self.child, self.child_scratch, self.killed_for_memory = pid, scratch, 0
         try:
             self.child_fd = os.pidfd_open(pid)
@@ -185,7 +194,7 @@ class Template:
             self.child_fd = None
         self.send({"type": "spawned", "pid": pid})
 
-    def _become_runner(self, channel: int, message: dict[str, Any]) -> int:
+    def _become_runner(self, handed: list[int], message: dict[str, Any]) -> int:
         parent = os.getppid()
         os.setsid()
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -198,9 +207,13 @@ class Template:
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        os.dup2(channel, CHANNEL_FD)
-        # Every other descriptor goes: the control socket, the template's files.
-        os.closerange(CHANNEL_FD + 1, 1 << 16)
+        # The channel and the arenas to their places (by way of numbers above them all, so
+        # that none lands on another before it has moved), then every other descriptor goes:
+        # the control socket, the template's files.
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in handed]
+        for fd, place in zip(moved, (CHANNEL_FD, *ARENA_FDS)):
+            os.dup2(fd, place)
+        os.closerange(ARENA_FDS[-1] + 1, 1 << 16)
         os.chdir(scratch)
         triton_cache = os.path.join(scratch, "triton-cache")
         os.makedirs(triton_cache, exist_ok=True)
@@ -217,10 +230,11 @@ class Template:
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
         from kgb_core.evaluation import runner
+        from kgb_core.evaluation.arena import Arenas
 
         sock = socket.socket(fileno=CHANNEL_FD)
         code = runner.serve(sock, runner.RunnerConfig.from_dict(self.config), self.counter,
-                            message["io"])
+                            message["io"], Arenas.attach(ARENA_FDS, MAX_FILE_BYTES))
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
