@@ -8,8 +8,9 @@ import signal
 import subprocess
 
 # Limits every runner gets: no core files (a crashing candidate must not fill the disk) and
-# no file larger than 8 GiB. Its outputs and its inputs after the call travel to the judge as
-# one file: 1 GiB was too little for aten.embedding's large case on the H200 (Errno 27).
+# no file larger than 8 GiB. Its outputs and its inputs after the call cross to the judge in its
+# reply arena, a file too (a memfd, kgb_core/evaluation/arena.py): 1 GiB was too little for
+# aten.embedding's large case on the H200 (Errno 27).
 MAX_FILE_BYTES = 8 << 30
 BASE_LIMITS = {"RLIMIT_CORE": 0, "RLIMIT_FSIZE": MAX_FILE_BYTES}
 

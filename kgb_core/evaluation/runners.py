@@ -1,9 +1,10 @@
 """The judge's side of runners: the sandboxed template process, and one channel per runner.
 
 ``RunnerTemplate`` starts the template (``kgb_core.evaluation.template``) in the sandbox and
-keeps its control socket. ``RunnerTemplate.spawn`` makes a socket pair, hands one end to the
-template (``SCM_RIGHTS``), which forks the runner with it as its only channel; the judge keeps
-the other end in a ``RunnerChannel``.
+keeps its control socket. ``RunnerTemplate.spawn`` makes a socket pair and the runner's two
+arenas (``kgb_core.evaluation.arena``), hands one end and the arenas to the template
+(``SCM_RIGHTS``), which forks the runner with them as its only channel; the judge keeps the
+other end and its own mappings of the arenas in a ``RunnerChannel``.
 
 The channel is where forgery would happen, so it is strict: each request carries a sequence
 number and the candidate's nonce (random, made by the judge), and exactly one reply per request
@@ -42,9 +43,8 @@ ORPHAN_AGE_S = 3600.0
 
 def runners_root() -> str | None:
     """Where the runners' folders go: ``KGB_RUNNER_DIR``, else (None) the system's temporary
-    folder. Shared memory (``/dev/shm``) was measured as no faster on the H100, whose
-    temporary folder is a disk: the exchange files' cost there is fresh host memory, not the
-    file system (``results/h100-callcost-exchange-4e8d7c6.txt``)."""
+    folder. A call's tensors cross in the runner's arenas, not in this folder: it holds the
+    candidate's file, its log and its Triton cache."""
     return os.environ.get("KGB_RUNNER_DIR", "").strip() or None
 
 
