@@ -19,7 +19,7 @@
 # before sweep). Knobs: KGB_SWEEP_DEADLINE (epoch s: the sweeps stop then, whatever ran before them),
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS, KGB_FIDELITY_ARGS (e.g. --recorders),
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
-# callcost (runner_call_cost.py and exchange_cost.py on the GPU), owed (the checks this kgb
+# callcost (runner_call_cost.py and exchange_cost.py on the GPU), exchange (exchange_cost.py alone), owed (the checks this kgb
 # still owes a GPU, one step),
 # kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
@@ -171,6 +171,10 @@ for step in $steps; do
         done
         timeout 120 python3 benchmarks/exchange_cost.py --device cuda --mb 4,64,512
       } > "$OUT/callcost.txt" 2>&1 ;;
+    exchange)
+      # What a call's tensors cost to cross the boundary by size: files, arenas, pinned arenas.
+      timeout 120 python3 benchmarks/exchange_cost.py --device cuda --mb 4,64,512 \
+          > "$OUT/exchange.txt" 2>&1; echo "exchange exit $?" >> "$OUT/exchange.txt" ;;
     startup)
       # Where a fresh runner's first second goes (runner_startup.py, in and out of the
       # sandbox), then the sandbox probe (python and CUDA inside it, one evaluation).
