@@ -47,7 +47,10 @@ TARGET_OVERHEAD_PCT = 5.0
 # Runs in a subprocess, in this tree or in a baseline tree: seconds per candidate, as JSON.
 _MEASURE = """
 import json, sys, time
-from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+try:
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+except ImportError:  # a tree from before evaluation/pool.py was renamed
+    from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 backend_name, ops, repeat, reuse = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4] == "1"
 registry = load_registry()
