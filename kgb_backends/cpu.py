@@ -23,45 +23,48 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
+from kgb_core.backends import Availability, Backend, ChipProfile, ProbeCheck, Quirks
 from kgb_core.operators import SMALL
 from kgb_core.timing import Timer, TimingSettings, WallClockTimer
 
 class CpuInterpreterBackend(Backend):
-    name = "cpu"
-    description = "Triton's interpreter on CPU tensors (correctness anywhere; timings are not performance)"
-    quirks = Quirks(
-        device_type="cpu",
-        # bf16 runs: the interpreter's bf16 arithmetic is done through fp32 by a shim
-        # (kgb_backends/interpreter_bf16.py); docs/cpu-interpreter.md says what else differs.
-        unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",),
-        prompt_hints=(
-            "Kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors: "
-            "keep block sizes modest (<= 1024 elements per program) since each program is "
-            "simulated with numpy.",
-            "tl.math.tanh is missing in the interpreter: use libdevice.tanh "
-            "(triton.language.extra.libdevice), or write tanh from tl.exp or tl.sigmoid.",
+    profile = ChipProfile(
+        name="cpu",
+        description=("Triton's interpreter on CPU tensors (correctness anywhere; timings are not "
+                     "performance)"),
+        quirks=Quirks(
+            device_type="cpu",
+            # bf16 runs: the interpreter's bf16 arithmetic is done through fp32 by a shim
+            # (kgb_backends/interpreter_bf16.py); docs/cpu-interpreter.md says what else differs.
+            unsupported_tl=("tl.math.tanh (absent in Triton 3.9's interpreter)",),
+            prompt_hints=(
+                "Kernels run in Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors: "
+                "keep block sizes modest (<= 1024 elements per program) since each program is "
+                "simulated with numpy.",
+                "tl.math.tanh is missing in the interpreter: use libdevice.tanh "
+                "(triton.language.extra.libdevice), or write tanh from tl.exp or tl.sigmoid.",
+            ),
+            case_tiers=(SMALL,),
+            timed_tiers=(SMALL,),
+            known_gaps=(
+                (r"inline_asm not supported in interpreter mode",
+                 "inline assembly (tl.inline_asm_elementwise) cannot run in Triton's interpreter"),
+                (r"extern_elementwise not supported in interpreter mode",
+                 "tl.extern_elementwise cannot run in Triton's interpreter (the libdevice functions "
+                 "kgb's shim implements can: docs/cpu-interpreter.md)"),
+                (r"module 'triton\.language\.math' has no attribute 'tanh'",
+                 "tl.math.tanh does not exist in this Triton's interpreter; libdevice.tanh "
+                 "(triton.language.extra.libdevice) runs here"),
+            ),
         ),
-        case_tiers=(SMALL,),
-        timed_tiers=(SMALL,),
-        known_gaps=(
-            (r"inline_asm not supported in interpreter mode",
-             "inline assembly (tl.inline_asm_elementwise) cannot run in Triton's interpreter"),
-            (r"extern_elementwise not supported in interpreter mode",
-             "tl.extern_elementwise cannot run in Triton's interpreter (the libdevice functions "
-             "kgb's shim implements can: docs/cpu-interpreter.md)"),
-            (r"module 'triton\.language\.math' has no attribute 'tanh'",
-             "tl.math.tanh does not exist in this Triton's interpreter; libdevice.tanh "
-             "(triton.language.extra.libdevice) runs here"),
-        ),
+        watch_os_threads=True,
+        auto_detect=False,  # never auto-picked over a chip (see sweep.resolve_backend)
+        fallback=True,  # run where no chip is found, and the default host of an emulation
+        timings_measure_hardware=False,  # the interpreter's seconds are no performance numbers
+        # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
+        default_timing=TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
+                                        max_repetitions=5),
     )
-    watch_os_threads = True
-    auto_detect = False  # never auto-picked over a chip (see sweep.resolve_backend)
-    fallback = True  # run where no chip is found, and the default host of an emulation
-    timings_measure_hardware = False  # the interpreter's seconds are no performance numbers
-    # The interpreter is slow and its numbers only describe the interpreter: a few repetitions.
-    default_timing = TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
-                                    max_repetitions=5)
 
     def probe(self) -> Availability:
         checks = []

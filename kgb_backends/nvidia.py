@@ -14,7 +14,7 @@ import sys
 from typing import Callable
 
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, ProbeCheck, Quirks
+from kgb_core.backends import Availability, ChipProfile, ProbeCheck, Quirks
 from kgb_core.operators import LARGE, SMALL
 from kgb_core.timing import TimingSettings
 from kgb_core.torch_device import TorchDeviceBackend
@@ -27,29 +27,31 @@ class NvidiaBackend(TorchDeviceBackend):
     what is NVIDIA's own: its probe, the raw stream handle, the L2-persistence watch, and the
     runner template's warm-up of Triton's CUDA compiler."""
 
-    name = "nvidia"
-    description = "NVIDIA GPUs through CUDA (timings with CUDA events and an L2 flush)"
-    quirks = Quirks(
-        device_type="cuda",
-        max_num_warps=32,
-        prompt_hints=(
-            "Pass allow_tf32=False (or input_precision='ieee') to tl.dot for float32 inputs: "
-            "the reference computes float32 matmuls in full precision.",
+    profile = ChipProfile(
+        name="nvidia",
+        description="NVIDIA GPUs through CUDA (timings with CUDA events and an L2 flush)",
+        quirks=Quirks(
+            device_type="cuda",
+            max_num_warps=32,
+            prompt_hints=(
+                "Pass allow_tf32=False (or input_precision='ieee') to tl.dot for float32 inputs: "
+                "the reference computes float32 matmuls in full precision.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
         ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+        # Not yet shown on hardware that the CUDA driver and Triton start no threads of their own
+        # during a first launch; until it is, only Python-made threads count as deferred work here.
+        watch_os_threads=False,
     )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
     device_module_name = "cuda"
     flush_bytes = L2_FLUSH_BYTES
     visible_devices_variable = "CUDA_VISIBLE_DEVICES"
     # What the NVIDIA container toolkit binds into a container for one GPU, as patterns.
     device_files = ("/dev/nvidia[0-9]*", "/dev/nvidiactl", "/dev/nvidia-uvm",
                     "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/nvidia-caps/*")
-    # Not yet shown on hardware that the CUDA driver and Triton start no threads of their own
-    # during a first launch; until it is, only Python-made threads count as deferred work here.
-    watch_os_threads = False
 
     @property
     def timer_label(self) -> str:

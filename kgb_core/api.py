@@ -53,6 +53,7 @@ _WHERE: dict[str, str] = {
     "Availability": "kgb_core.backends",
     "ProbeCheck": "kgb_core.backends",
     "ProbeSteps": "kgb_core.backends",
+    "ChipProfile": "kgb_core.backends",
     "Quirks": "kgb_core.backends",
     "visible_device": "kgb_core.backends",
     "TorchDeviceBackend": "kgb_core.torch_device",

@@ -8,9 +8,10 @@ import the vendor's runtime; ``probe`` and ``setup`` do that.
 
 from __future__ import annotations
 
+import copy
 import os
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from kgb_core.errors import UserError
@@ -106,12 +107,17 @@ class Quirks:
         return data
 
 
-class Backend(ABC):
-    """One chip family behind Triton. Subclass it in a backend plugin and register an instance."""
+@dataclass(frozen=True)
+class ChipProfile:
+    """What a backend is, as data, apart from the code that drives its device (``Backend``):
+    its name, its Triton dialect (``quirks``, the deny-list with its citations among them), its
+    default timing settings, and how the core is to treat it. Frozen: the core reads it and
+    never asks a backend's code to decide these. An emulation (``kgb_core.emulation``) is the
+    host's runtime with a profile merged from the host's and the target's."""
 
-    name: str = ""
-    description: str = ""
+    name: str
     quirks: Quirks
+    description: str = ""
     default_timing: TimingSettings = TimingSettings()
     # Whether a new OS thread alive after kernel(...) returns counts as deferred work. Python
     # threads always do; OS threads only where the runtime starts none of its own during a
@@ -128,9 +134,38 @@ class Backend(ABC):
     # timings are stored marked (``kgb_core.timing.stored_label``), and reports show them as no
     # performance numbers.
     timings_measure_hardware: bool = True
-    # Set on an emulating backend (``kgb_core.emulation``): the name of the backend whose
-    # quirks it applies. Every result it makes carries it, so it is never read as hardware.
+    # Set on an emulation's profile: the name of the backend whose quirks it applies. Every
+    # result it makes carries it, so it is never read as hardware.
     emulates: str = ""
+
+
+PROFILE_FIELDS = tuple(f.name for f in fields(ChipProfile))
+
+
+class Backend(ABC):
+    """The code that drives one chip family behind Triton: probe, device set-up, timer, streams,
+    memory, the runner's environment and limits. What the backend *is* lives in its ``profile``
+    (a ``ChipProfile``); its fields read here as attributes (``backend.name``,
+    ``backend.quirks``). Subclass it, or ``kgb_core.torch_device.TorchDeviceBackend`` for a chip
+    with a torch device module, in a backend plugin and register an instance."""
+
+    profile: ChipProfile
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # One way to say what a backend is: a field set beside the profile would be read by
+        # some code and not by the rest.
+        beside = sorted(set(vars(cls)) & set(PROFILE_FIELDS))
+        if beside:
+            raise TypeError(f"{cls.__name__} sets {', '.join(beside)} as class attributes: a "
+                            f"backend declares them in its profile, "
+                            f"profile = ChipProfile({beside[0]}=..., ...)")
+
+    def with_profile(self, profile: ChipProfile) -> "Backend":
+        """This backend's code with another profile (an emulation's): a shallow copy."""
+        other = copy.copy(self)
+        other.profile = profile
+        return other
 
     @abstractmethod
     def probe(self) -> Availability:
@@ -263,6 +298,15 @@ class Backend(ABC):
         Backends whose allocator caches blocks (CUDA's does) override this; on the CPU fresh
         allocations come from the system and cannot be poisoned reliably.
         """
+
+
+def _profile_field(name: str) -> property:
+    return property(lambda self: getattr(self.profile, name),
+                    doc=f"The profile's ``{name}`` (``ChipProfile``).")
+
+
+for _field in PROFILE_FIELDS:
+    setattr(Backend, _field, _profile_field(_field))
 
 
 def backend_label(backend: str, emulates: str | None = "") -> str:

@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Tuple
 
 import typer
 
+from kgb_core import emulation
 from kgb_core.backends import backend_label
 from kgb_core.config import DEFAULT_DB, RunConfig, apply_overrides, load_config
 from kgb_core.errors import UserError
@@ -512,7 +513,7 @@ def calibrate_command(backend: Optional[str] = typer.Option(None, "--backend", h
         sizes = CalibrationSizes(copy_bytes=(copy_mib << 20) if copy_mib else default.copy_bytes,
                                  matmul_n=matmul_n or default.matmul_n)
     rows = measure_peaks(chosen, sizes, progress=lambda m: typer.echo(f"calibrate: {m}", err=True))
-    device_name = chosen.device_name()
+    device_name = emulation.device_name(chosen)
     with ResultStore(db) as store:
         store.record_peaks(device_name, chosen.name, rows)
     if as_json:

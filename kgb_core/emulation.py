@@ -6,16 +6,17 @@ dtypes, deny-list, block and warp limits (checked at every launch) and prompt hi
 nothing about how a kernel behaves on an AMD GPU: every result it makes carries
 ``emulates="amd"`` next to ``backend="cpu"``, and every table names it ``cpu (emulating amd)``.
 
-The emulated backend's probe is never called: its quirks are data, read from the installed
-plugin, and its vendor runtime need not be present.
+An emulation is the host's runtime with a merged profile (``emulated_profile``): the target's
+profile is data, read from the installed plugin; its probe is never called and its vendor
+runtime need not be present.
 """
 
 from __future__ import annotations
 
-import abc
+from dataclasses import replace
 from typing import Any
 
-from kgb_core.backends import Availability, Backend, Quirks, backend_label
+from kgb_core.backends import Backend, ChipProfile, Quirks
 from kgb_core.errors import UserError
 
 # The worker rebuilds the emulating backend from these names (it discovers plugins itself).
@@ -61,73 +62,43 @@ def emulated_quirks(host: Backend, target: Backend) -> Quirks:
     )
 
 
-class EmulatingBackend(Backend):
-    """The host backend, running with the target's quirks; named like the host, labelled as
-    emulation. Everything but the quirks is the host's."""
-
-    def __init__(self, host: Backend, target: Backend) -> None:
-        if host.emulates:
-            raise UserError(f"backend {host.label} already emulates; emulate from a plain backend")
-        if host.name == target.name:
-            raise UserError(f"backend {host.name!r} cannot emulate itself")
-        self.host, self.target = host, target
-        # Every data member of Backend is the host's (a member added to Backend later too),
-        # except those emulation decides itself, set below.
-        for attribute in backend_data():
-            setattr(self, attribute, getattr(host, attribute))
-        self.emulates = target.name
-        self.description = (f"{host.name} applying the quirks of {target.name}: emulation, not "
-                            f"{target.name} hardware")
-        self.quirks = emulated_quirks(host, target)
-        self.auto_detect = self.fallback = False
-
-    def probe(self) -> Availability:
-        return self.host.safe_probe()
-
-    def worker_environment(self) -> dict[str, str]:
-        return {**self.host.worker_environment(), WORKER_EMULATES_VARIABLE: self.target.name}
-
-    def device_name(self) -> str:
-        return f"{self.host.device_name()}, emulating {self.target.name} (not {self.target.name} hardware)"
-
-    def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "emulates": self.emulates,
-                "label": backend_label(self.name, self.emulates)}
+def emulated_profile(host: Backend, target: Backend) -> ChipProfile:
+    """The profile of ``host`` running with ``target``'s quirks: named like the host, labelled
+    as emulation, never auto-detected, never the fallback; everything else the host's."""
+    return replace(host.profile, quirks=emulated_quirks(host, target), emulates=target.name,
+                   description=(f"{host.name} applying the quirks of {target.name}: emulation, "
+                                f"not {target.name} hardware"),
+                   auto_detect=False, fallback=False)
 
 
-def backend_data() -> list[str]:
-    """Backend's data members (class attributes that are not methods or properties), read off
-    the class when an emulation is made: each is copied from the host."""
-    return [name for name, value in vars(Backend).items()
-            if not name.startswith("_") and not callable(value)
-            and not isinstance(value, property)]
+def emulating(host: Backend, target: Backend) -> Backend:
+    """The host's runtime (its own code, a shallow copy of it) with the emulated profile:
+    nothing forwarded, so whatever the host does, the emulation does."""
+    if host.emulates:
+        raise UserError(f"backend {host.label} already emulates; emulate from a plain backend")
+    if host.name == target.name:
+        raise UserError(f"backend {host.name!r} cannot emulate itself")
+    return host.with_profile(emulated_profile(host, target))
 
 
-# What emulation decides itself; every other method of Backend is the host's, forwarded below,
-# so a member added to Backend later is forwarded too instead of falling back to its default.
-EMULATION_OWN = frozenset({"probe", "safe_probe", "worker_environment", "device_name"})
+def emulation_environment(backend: Backend) -> dict[str, str]:
+    """What a judge needs to rebuild ``backend``'s emulation (it discovers plugins itself)."""
+    return {WORKER_EMULATES_VARIABLE: backend.emulates} if backend.emulates else {}
 
 
-def _forwarded(name: str) -> Any:
-    def forward(self: EmulatingBackend, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self.host, name)(*args, **kwargs)
-
-    forward.__name__ = forward.__qualname__ = name
-    forward.__doc__ = f"The host backend's ``{name}``."
-    return forward
-
-
-for _name, _member in list(vars(Backend).items()):
-    if callable(_member) and not _name.startswith("_") and _name not in EMULATION_OWN:
-        setattr(EmulatingBackend, _name, _forwarded(_name))
-abc.update_abstractmethods(EmulatingBackend)  # setup, synchronize, make_timer: the host's now
+def device_name(backend: Backend) -> str:
+    """The backend's device, and the chip it emulates, if any, spelled out as no hardware."""
+    name = backend.device_name()
+    if backend.emulates:
+        return f"{name}, emulating {backend.emulates} (not {backend.emulates} hardware)"
+    return name
 
 
-def emulate(registry: Any, host_name: str, target_name: str) -> EmulatingBackend:
+def emulate(registry: Any, host_name: str, target_name: str) -> Backend:
     """The host backend with the target's quirks, both looked up by name."""
     host = registry.backend(host_name)
     try:
         target = registry.backend(target_name)
     except UserError as error:
         raise UserError(f"--emulate: {error}") from None
-    return EmulatingBackend(host, target)
+    return emulating(host, target)

@@ -57,7 +57,7 @@ class BackendPluginConformance:
     def test_quirks_are_well_formed(self) -> None:
         from kgb_core.operators import KNOWN_DTYPES
 
-        quirks = self.backend_class.quirks
+        quirks = self.backend_class.profile.quirks
         assert set(quirks.skipped_dtypes) <= set(KNOWN_DTYPES)
         assert all(str(reason).strip() for reason in quirks.skipped_dtypes.values())
         if self.expected_skipped_dtypes is not None:
@@ -71,7 +71,7 @@ class BackendPluginConformance:
     def test_denied_operators_are_real_operators_with_cited_reasons(self) -> None:
         from kgb_core.plugins import load_registry
 
-        quirks = self.backend_class.quirks
+        quirks = self.backend_class.profile.quirks
         registry = load_registry()
         for operator_id, reason in quirks.denied_operators.items():
             assert OPERATOR_ID.match(operator_id), operator_id

@@ -87,8 +87,9 @@ def nan_fill_free_block(nbytes: int, device: str) -> None:
 
 
 class TorchDeviceBackend(Backend):
-    """A backend whose device is a torch device module. Subclasses set the class attributes
-    below and write ``probe``; ``quirks.device_type`` is the torch device string's type."""
+    """A backend whose device is a torch device module. Subclasses declare what the chip is
+    (``profile = ChipProfile(...)``, whose ``quirks.device_type`` is the torch device string's
+    type), set the runtime's attributes below, and write ``probe``."""
 
     # Attribute of torch that is the device module: "cuda", "npu", "mlu", "musa".
     device_module_name: str = "cuda"
@@ -101,9 +102,6 @@ class TorchDeviceBackend(Backend):
     visible_devices_variable: str | None = None
     # Glob patterns of the device files a sandboxed runner needs bound in (/dev/kfd...).
     device_files: tuple[str, ...] = ()
-    # No address-space limit: GPU drivers reserve far more virtual memory than they use, and
-    # RLIMIT_AS breaks their initialisation (measured for CUDA; assumed for the rest).
-    watch_os_threads = False
 
     @property
     def timer_label(self) -> str:

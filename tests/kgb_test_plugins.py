@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from kgb_backends.cpu import CpuInterpreterBackend
 from kgb_core import hookimpl
-from kgb_core.backends import Availability, Backend, Quirks
+from kgb_core.backends import Availability, Backend, ChipProfile, Quirks
 from kgb_core.candidates import Candidate
 from kgb_core.methods import Method
 
@@ -16,16 +17,16 @@ KERNELS = Path(__file__).parent / "kernels"
 class NoFloatsBackend(CpuInterpreterBackend):
     """A CPU backend whose quirks rule out every float dtype, so no case can run."""
 
-    name = "cpu_nofloats"
-    quirks = Quirks(device_type="cpu", skipped_dtypes={
-        d: "test: ruled out" for d in ("float32", "float16", "bfloat16")})
+    profile = replace(CpuInterpreterBackend.profile, name="cpu_nofloats", quirks=Quirks(
+        device_type="cpu", skipped_dtypes={
+            d: "test: ruled out" for d in ("float32", "float16", "bfloat16")}))
 
 
 class ThreadCountWatchBackend(CpuInterpreterBackend):
     """A CPU backend that treats torch's intra-op thread count as device state the timer
     depends on: the runner's device-state watch, shown without the GPU whose L2 it watches."""
 
-    name = "cpu_statewatch"
+    profile = replace(CpuInterpreterBackend.profile, name="cpu_statewatch")
 
     def device_state_watch(self):
         import torch
@@ -43,7 +44,7 @@ class ThreadedWarmupBackend(CpuInterpreterBackend):
     """A CPU backend whose template warm-up leaves a thread running: the template must refuse
     to fork runners from it."""
 
-    name = "cpu_threadedwarmup"
+    profile = replace(CpuInterpreterBackend.profile, name="cpu_threadedwarmup")
 
     def warm_template(self):
         import threading
@@ -54,11 +55,11 @@ class ThreadedWarmupBackend(CpuInterpreterBackend):
 class FakeChipBackend(Backend):
     """A chip that is never here: only its quirks exist, which is all emulation needs."""
 
-    name = "fakechip"
-    description = "test: quirks of a chip this machine does not have"
-    quirks = Quirks(device_type="fake", skipped_dtypes={"float16": "test: no fp16 on fakechip"},
-                    max_num_warps=4, prompt_hints=("fakechip hint: use num_warps <= 4",),
-                    denied_operators={"aten.sort": "test: no sort on fakechip"})
+    profile = ChipProfile(
+        name="fakechip", description="test: quirks of a chip this machine does not have",
+        quirks=Quirks(device_type="fake", skipped_dtypes={"float16": "test: no fp16 on fakechip"},
+                      max_num_warps=4, prompt_hints=("fakechip hint: use num_warps <= 4",),
+                      denied_operators={"aten.sort": "test: no sort on fakechip"}))
 
     def probe(self):
         return Availability(False, "needs the fakechip runtime (a test backend)")

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from conftest import kgb
-from kgb_core.backends import Availability, Backend, ProbeCheck
+from kgb_core.backends import Availability, Backend, ChipProfile, ProbeCheck, Quirks
 
 
 def test_doctor_prints_every_backends_checks_and_exits_0_when_the_selection_can_run():
@@ -32,11 +32,10 @@ def test_doctor_exits_1_when_the_named_backend_cannot_run(tmp_path):
     (dist / "entry_points.txt").write_text("[kgb]\nabsent = kgb_absent\n")
     (tmp_path / "kgb_absent.py").write_text(textwrap.dedent("""\
         from kgb_core import hookimpl
-        from kgb_core.backends import Availability, Backend, ProbeCheck, Quirks
+        from kgb_core.backends import Availability, Backend, ChipProfile, ProbeCheck, Quirks
 
         class Absent(Backend):
-            name = "absent"
-            quirks = Quirks(device_type="absent")
+            profile = ChipProfile(name="absent", quirks=Quirks(device_type="absent"))
             def probe(self):
                 return Availability.from_checks([
                     ProbeCheck("import torch_absent", False, "No module named 'torch_absent'")])
@@ -65,7 +64,7 @@ def test_doctor_exits_1_when_the_named_backend_cannot_run(tmp_path):
 
 def test_a_probe_that_raises_is_a_reason_not_a_traceback():
     class Raising(Backend):
-        name = "raising"
+        profile = ChipProfile(name="raising", quirks=Quirks(device_type="raising"))
 
         def probe(self):
             raise OSError("driver exploded")

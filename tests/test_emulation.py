@@ -155,56 +155,48 @@ def test_denied_and_all_skipped_operators_leave_correct_pct_alone():
     assert Quirks(device_type="x").denied_operators == {}
 
 
-def test_every_member_of_a_backend_but_emulations_own_is_the_hosts():
-    """Forwarded by name, not by hand: a member added to Backend later is the host's under
-    emulation too, never its default (release_cached_memory was missed once)."""
-    from kgb_core.backends import Backend, Quirks
-    from kgb_core.emulation import EMULATION_OWN, EmulatingBackend
+def test_an_emulation_is_the_hosts_own_code_with_a_merged_profile(monkeypatch):
+    """No proxy: the emulation is the host's runtime object (a copy), so every method, one
+    added to Backend later included, is the host's; of the profile, emulation decides the
+    quirks, its name of the target, auto-detection and the fallback, and every other field
+    (one added later included) is the host's."""
+    import dataclasses
 
-    abstract = {name: lambda *args, **kwargs: None for name in Backend.__abstractmethods__}
-    Host = type("Host", (Backend,), {**abstract, "name": "host",
-                                     "quirks": Quirks(device_type="cpu")})
-    Target = type("Target", (Backend,), {**abstract, "name": "target",
-                                         "quirks": Quirks(device_type="fake")})
-    host = Host()
-    members = [name for name, member in vars(Backend).items()
-               if callable(member) and not name.startswith("_")]
-    for name in members:
-        setattr(host, name, lambda *args, _name=name, **kwargs: (_name, args, kwargs))
-    emulating = EmulatingBackend(host, Target())
-    forwarded = [name for name in members if name not in EMULATION_OWN]
-    assert "release_cached_memory" in forwarded and "make_timer" in forwarded
-    for name in forwarded:
-        assert getattr(emulating, name)(1, x=2) == (name, (1,), {"x": 2}), name
-    for name in EMULATION_OWN - {"safe_probe"}:
-        assert name in vars(EmulatingBackend), name
-
-
-def test_every_data_member_of_backend_is_the_hosts_but_what_emulation_decides(monkeypatch):
-    """No member falls back to Backend's default under emulation, one added later included:
-    the data members are read off Backend itself, as the methods are."""
     from kgb_backends.cpu import CpuInterpreterBackend
-    from kgb_core.backends import Backend
-    from kgb_core.emulation import EmulatingBackend
+    from kgb_core.backends import ChipProfile
+    from kgb_core.emulation import emulating
     from kgb_core.timing import TimingSettings
 
     class Host(CpuInterpreterBackend):
-        name = "host"
-        default_timing = TimingSettings(warmup_ms=1.0, rep_ms=2.0)
-        watch_os_threads = not Backend.watch_os_threads
-        timings_measure_hardware = not Backend.timings_measure_hardware
+        profile = dataclasses.replace(
+            CpuInterpreterBackend.profile, name="host",
+            default_timing=TimingSettings(warmup_ms=1.0, rep_ms=2.0),
+            watch_os_threads=not ChipProfile.watch_os_threads,
+            timings_measure_hardware=not ChipProfile.timings_measure_hardware)
 
-    monkeypatch.setattr(Backend, "a_later_knob", 1, raising=False)  # a member added later
-    monkeypatch.setattr(Host, "a_later_knob", 2, raising=False)
-    host = Host()
-    emulating = EmulatingBackend(host, load_registry().backend("amd"))
-    assert emulating.a_later_knob == 2
+        def a_later_method(self):
+            return ("the host's", self.name)
+
+    host, amd = Host(), load_registry().backend("amd")
+    emulation = emulating(host, amd)
+    assert type(emulation) is Host and emulation is not host and host.emulates == ""
+    assert emulation.a_later_method() == ("the host's", "host")
     own = {"emulates": "amd", "auto_detect": False, "fallback": False}
-    members = [n for n, v in vars(Backend).items()
-               if not n.startswith("_") and not callable(v) and not isinstance(v, property)]
-    assert {"default_timing", "watch_os_threads", "timings_measure_hardware"} <= set(members)
-    for name in members:
-        if name == "description":
-            assert "emulation, not amd hardware" in emulating.description
+    for field in dataclasses.fields(ChipProfile):
+        value = getattr(emulation, field.name)
+        if field.name == "description":
+            assert "emulation, not amd hardware" in value
+        elif field.name == "quirks":
+            assert value.max_num_warps == amd.quirks.max_num_warps
         else:
-            assert getattr(emulating, name) == own.get(name, getattr(host, name)), name
+            assert value == own.get(field.name, getattr(host, field.name)), field.name
+
+
+def test_a_backend_says_what_it_is_in_its_profile_only():
+    """One way: a profile field set as a class attribute beside the profile would be read by
+    some code and not by the rest, so it is refused when the class is made."""
+    from kgb_backends.cpu import CpuInterpreterBackend
+
+    with pytest.raises(TypeError, match="declares them in its profile"):
+        class Beside(CpuInterpreterBackend):  # noqa: F841
+            name = "beside"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import pytest
@@ -123,11 +124,10 @@ def test_a_plugins_command_is_handed_the_clis_registry_and_an_app_only_hook_stil
 class _NoChip(CpuInterpreterBackend):
     """A backend that is never available: what a GPU backend is on this machine."""
 
-    auto_detect, fallback = True, False
-
     def __init__(self, name):
         super().__init__()
-        self.name = name
+        self.profile = dataclasses.replace(CpuInterpreterBackend.profile, name=name,
+                                           auto_detect=True, fallback=False)
 
     def probe(self):
         from kgb_core.backends import Availability
@@ -139,7 +139,8 @@ def test_the_fallback_backend_is_the_one_that_declares_it_not_the_one_named_cpu(
     from kgb_core.sweep import resolve_backend
 
     class Simulator(CpuInterpreterBackend):
-        name, description, fallback = "simulator", "a simulator", True
+        profile = dataclasses.replace(CpuInterpreterBackend.profile, name="simulator",
+                                      description="a simulator", fallback=True)
 
     registry = load_registry(entry_points=False, extra=[("backends", _plugin(
         kgb_register_backends=lambda register: (register(_NoChip("chip")),
@@ -147,7 +148,8 @@ def test_the_fallback_backend_is_the_one_that_declares_it_not_the_one_named_cpu(
     backend, note = resolve_backend(registry, None)
     assert backend.name == "simulator" and "chip: no such chip here" in note
     emulating, _ = resolve_backend(registry, None, emulate="chip")
-    assert emulating.host.name == "simulator" and emulating.emulates == "chip"
+    assert emulating.name == "simulator" and emulating.emulates == "chip"
+    assert type(emulating) is Simulator  # the host's own code, no proxy
     assert not emulating.fallback and not emulating.timings_measure_hardware  # the host's
 
     alone = load_registry(entry_points=False, extra=[("backends", _plugin(
@@ -177,14 +179,14 @@ def test_the_default_method_is_the_one_that_declares_it(registry):
 
 
 def test_conformance_wants_each_denied_operator_cited_as_the_plugin_names_its_sources():
-    import dataclasses
-
     from kgb_core.plugin_conformance import BackendPluginConformance
 
+    cpu = CpuInterpreterBackend.profile
+
     class Denying(CpuInterpreterBackend):
-        name = "denying"
-        quirks = dataclasses.replace(CpuInterpreterBackend.quirks, denied_operators={
-            "aten.sort": "no sort in the vendor's Triton (VendorDocs, section 4)"})
+        profile = dataclasses.replace(cpu, name="denying", quirks=dataclasses.replace(
+            cpu.quirks, denied_operators={
+                "aten.sort": "no sort in the vendor's Triton (VendorDocs, section 4)"}))
 
     class Check(BackendPluginConformance):
         backend_class = Denying
@@ -193,7 +195,8 @@ def test_conformance_wants_each_denied_operator_cited_as_the_plugin_names_its_so
         Check().test_denied_operators_are_real_operators_with_cited_reasons()
     Check.cited_sources = ("VendorDocs",)  # free-form: the plugin names its own sources
     Check().test_denied_operators_are_real_operators_with_cited_reasons()
-    Denying.quirks = dataclasses.replace(Denying.quirks, denied_operators={
-        "aten.sort": "no sort (https://example.org/vendor/triton-notes)"})
+    Denying.profile = dataclasses.replace(Denying.profile, quirks=dataclasses.replace(
+        cpu.quirks,
+        denied_operators={"aten.sort": "no sort (https://example.org/vendor/triton-notes)"}))
     Check.cited_sources = ()
     Check().test_denied_operators_are_real_operators_with_cited_reasons()  # a URL cites

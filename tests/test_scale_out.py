@@ -317,13 +317,13 @@ def test_the_store_is_written_by_the_sweeps_thread_only(tmp_path):
 
 
 def test_torch_device_backends_pin_through_their_vendors_variable(monkeypatch):
-    from kgb_core.backends import Quirks
+    from kgb_core.backends import ChipProfile, Quirks
     from kgb_core.torch_device import TorchDeviceBackend
 
     def backend(variable, module="cuda", device_type="cuda"):
-        attributes = {"name": "v", "visible_devices_variable": variable,
+        attributes = {"visible_devices_variable": variable,
                       "device_module_name": module, "probe": lambda self: None,
-                      "quirks": Quirks(device_type=device_type)}
+                      "profile": ChipProfile(name="v", quirks=Quirks(device_type=device_type))}
         return type("VendorBackend", (TorchDeviceBackend,), attributes)()
 
     for name in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"):

@@ -228,7 +228,9 @@ class Evaluator:
                     device: int | None = None, slot: str | None = None) -> "Evaluator":
         """An evaluator with the backend's worker environment and limits; with ``device``, its
         worker is pinned to that device (``Backend.device_environment``)."""
-        env = dict(backend.worker_environment())
+        from kgb_core.emulation import emulation_environment
+
+        env = {**backend.worker_environment(), **emulation_environment(backend)}
         if device is not None:
             pin = backend.device_environment(device)
             if pin is None:

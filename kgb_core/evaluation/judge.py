@@ -132,7 +132,7 @@ class Judge:
     @classmethod
     def from_environment(cls) -> "Judge":
         """The judge process's judge: backend, emulation and limits from the harness's variables."""
-        from kgb_core.emulation import WORKER_EMULATES_VARIABLE, EmulatingBackend
+        from kgb_core.emulation import WORKER_EMULATES_VARIABLE, emulating
         from kgb_core.plugins import load_registry
 
         from kgb_core.source_options import configure, from_environment
@@ -142,7 +142,7 @@ class Judge:
         host = registry.backend(os.environ["KGB_WORKER_BACKEND"])
         backend = host
         if os.environ.get(WORKER_EMULATES_VARIABLE):
-            backend = EmulatingBackend(host, registry.backend(os.environ[WORKER_EMULATES_VARIABLE]))
+            backend = emulating(host, registry.backend(os.environ[WORKER_EMULATES_VARIABLE]))
         memory = os.environ.get("KGB_RUNNER_HOST_MEMORY")
         return cls(backend, registry, host_backend=host,
                    hidden_paths=[p for p in os.environ.get("KGB_HIDDEN_PATHS", "")
@@ -177,12 +177,14 @@ class Judge:
         import torch
         import triton
 
+        from kgb_core import emulation
+
         return {
             "type": "ready",
             "protocol": PROTOCOL_VERSION,
             "pid": os.getpid(),
             "device": self.device,
-            "device_name": self.backend.device_name(),
+            "device_name": emulation.device_name(self.backend),
             # The harness's device index this judge is pinned to (None: not pinned).
             "device_index": os.environ.get("KGB_DEVICE_INDEX"),
             "emulates": self.backend.emulates,

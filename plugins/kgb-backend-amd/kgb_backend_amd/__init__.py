@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
-                          TorchDeviceBackend, command_on_path)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, ProbeSteps, Quirks,
+                          TimingSettings, TorchDeviceBackend, command_on_path)
 
 # Hygon's DCUs run a ROCm-derived stack (DTK) whose torch also sets torch.version.hip; its
 # query command is hy-smi (FlagGems _hygon/__init__.py) and DTK lives in /opt/dtk (FlagTree
@@ -34,8 +34,33 @@ def looks_like_hygon() -> bool:
 
 
 class AmdBackend(TorchDeviceBackend):
-    name = "amd"
-    description = "AMD GPUs through ROCm/HIP builds of torch and Triton (HIP events, 256 MB flush)"
+    profile = ChipProfile(
+        name="amd",
+        description=("AMD GPUs through ROCm/HIP builds of torch and Triton (HIP events, 256 MB "
+                     "flush)"),
+        quirks=Quirks(
+            device_type="cuda",
+            # Triton's AMD compiler uses 64-lane wavefronts on gfx9 (CDNA: MI100, MI200, MI300)
+            # and 32 on gfx10+ (RDNA); a work-group holds at most 1024 work-items (HIP's
+            # maxThreadsPerBlock), so num_warps <= 1024 / 64 = 16 on the Instinct parts.
+            max_num_warps=16,
+            prompt_hints=(
+                "This is an AMD GPU under ROCm: tensors live on device 'cuda' (HIP keeps torch's "
+                "CUDA API), and a Triton 'warp' is a 64-lane wavefront on Instinct (CDNA) parts, "
+                "so num_warps=4 already means 256 threads; use at most num_warps=16.",
+                "Pass allow_tf32=False (or input_precision='ieee') to tl.dot for float32 inputs: "
+                "the reference computes float32 matmuls in full precision.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            # No operator is known not to run on AMD. FlagGems leaves its own Triton kernels for
+            # cumsum, cos and add unregistered there (CUSTOMIZED_UNUSED_OPS in _amd/__init__.py)
+            # without saying why; that is not evidence that they fail, so nothing is denied.
+            denied_operators={},
+        ),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "cuda"  # HIP builds of torch keep the torch.cuda API and "cuda" device
     flush_bytes = 256 * 1024 * 1024  # Triton's AMD driver, get_empty_cache_for_benchmark
     # ROCm honours HIP_VISIBLE_DEVICES (and CUDA_VISIBLE_DEVICES); Triton's proton README
@@ -43,28 +68,6 @@ class AmdBackend(TorchDeviceBackend):
     visible_devices_variable = "HIP_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES"
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/kfd", "/dev/dri/*")
-    quirks = Quirks(
-        device_type="cuda",
-        # Triton's AMD compiler uses 64-lane wavefronts on gfx9 (CDNA: MI100, MI200, MI300)
-        # and 32 on gfx10+ (RDNA); a work-group holds at most 1024 work-items (HIP's
-        # maxThreadsPerBlock), so num_warps <= 1024 / 64 = 16 on the Instinct parts.
-        max_num_warps=16,
-        prompt_hints=(
-            "This is an AMD GPU under ROCm: tensors live on device 'cuda' (HIP keeps torch's "
-            "CUDA API), and a Triton 'warp' is a 64-lane wavefront on Instinct (CDNA) parts, "
-            "so num_warps=4 already means 256 threads; use at most num_warps=16.",
-            "Pass allow_tf32=False (or input_precision='ieee') to tl.dot for float32 inputs: "
-            "the reference computes float32 matmuls in full precision.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        # No operator is known not to run on AMD. FlagGems leaves its own Triton kernels for
-        # cumsum, cos and add unregistered there (CUSTOMIZED_UNUSED_OPS in _amd/__init__.py)
-        # without saying why; that is not evidence that they fail, so nothing is denied.
-        denied_operators={},
-    )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         steps = ProbeSteps()

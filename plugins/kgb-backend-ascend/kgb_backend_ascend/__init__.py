@@ -24,8 +24,9 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, Quirks, TimingSettings, TorchDeviceBackend,
-                          command_on_path, module_installed, triton_backends_installed)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, Quirks, TimingSettings,
+                          TorchDeviceBackend, command_on_path, module_installed,
+                          triton_backends_installed)
 
 _OUTLINE = "triton-lang/triton-ascend docs/sources/python-api/outline.md"
 _NO_FP64 = (f"Triton-Ascend supports no float64 operations ({_OUTLINE} has no fp64 column; its "
@@ -33,47 +34,50 @@ _NO_FP64 = (f"Triton-Ascend supports no float64 operations ({_OUTLINE} has no fp
 
 
 class AscendBackend(TorchDeviceBackend):
-    name = "ascend"
-    description = "Huawei Ascend NPUs through torch_npu and Triton-Ascend (NPU events, 192 MB flush)"
+    profile = ChipProfile(
+        name="ascend",
+        description=("Huawei Ascend NPUs through torch_npu and Triton-Ascend (NPU events, 192 MB "
+                     "flush)"),
+        quirks=Quirks(
+            device_type="npu",
+            skipped_dtypes={"float64": _NO_FP64},
+            # No block-size limit in elements and no num_warps semantics are documented; the
+            # binding limits are on-chip memory and the grid size, given in the hints.
+            unsupported_tl=(
+                "tl.sort",
+                "tl.dot_scaled",
+                "tl.inline_asm_elementwise",
+                "tl.dot on int16/int32/int64 operands",
+                "tl.trans/tl.permute of non-adjacent axes",
+                "tl.gather except along the last axis",
+            ),
+            prompt_hints=(
+                "This is a Huawei Ascend NPU (Triton-Ascend): tensors live on device 'npu' "
+                "(import torch_npu). The grid maps onto physical AI cores: prefer a 1-D grid of "
+                "about the core count and loop over tiles inside each program; a grid above "
+                "65535 programs fails to launch unless the compiler folds it (coreDim limit).",
+                "On-chip memory (UB) is small: all tensors live in one kernel together must stay "
+                "within about 96 KB (192 KB without double buffering), so split large blocks "
+                "into sub-blocks in an inner loop (BLOCK_SIZE_SUB) rather than one huge tl.arange.",
+                "Vector loads and stores want 32-byte-aligned addresses; float64 is unsupported.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            denied_operators={
+                "aten.sort": (f"tl.sort is unsupported on Ascend for every dtype ({_OUTLINE}); "
+                              "FlagGems disables its Triton sort there too (CUSTOMIZED_UNUSED_OPS "
+                              "in FlagOpen/FlagGems src/flag_gems/runtime/backend/_ascend/__init__.py)"),
+            },
+        ),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "npu"
     runtime_modules = ("torch_npu",)
     flush_bytes = 192 * 1024 * 1024  # Triton-Ascend's driver, get_empty_cache_for_benchmark
     visible_devices_variable = "ASCEND_RT_VISIBLE_DEVICES"  # CANN runtime's variable
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc")
-    quirks = Quirks(
-        device_type="npu",
-        skipped_dtypes={"float64": _NO_FP64},
-        # No block-size limit in elements and no num_warps semantics are documented; the
-        # binding limits are on-chip memory and the grid size, given in the hints.
-        unsupported_tl=(
-            "tl.sort",
-            "tl.dot_scaled",
-            "tl.inline_asm_elementwise",
-            "tl.dot on int16/int32/int64 operands",
-            "tl.trans/tl.permute of non-adjacent axes",
-            "tl.gather except along the last axis",
-        ),
-        prompt_hints=(
-            "This is a Huawei Ascend NPU (Triton-Ascend): tensors live on device 'npu' "
-            "(import torch_npu). The grid maps onto physical AI cores: prefer a 1-D grid of "
-            "about the core count and loop over tiles inside each program; a grid above "
-            "65535 programs fails to launch unless the compiler folds it (coreDim limit).",
-            "On-chip memory (UB) is small: all tensors live in one kernel together must stay "
-            "within about 96 KB (192 KB without double buffering), so split large blocks "
-            "into sub-blocks in an inner loop (BLOCK_SIZE_SUB) rather than one huge tl.arange.",
-            "Vector loads and stores want 32-byte-aligned addresses; float64 is unsupported.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        denied_operators={
-            "aten.sort": (f"tl.sort is unsupported on Ascend for every dtype ({_OUTLINE}); "
-                          "FlagGems disables its Triton sort there too (CUSTOMIZED_UNUSED_OPS "
-                          "in FlagOpen/FlagGems src/flag_gems/runtime/backend/_ascend/__init__.py)"),
-        },
-    )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         # The look-ups are this module's names, read at each call: the plugin's tests

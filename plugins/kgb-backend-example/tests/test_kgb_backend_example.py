@@ -36,7 +36,7 @@ def test_the_probe_says_what_it_checked():
 def test_its_deny_list_names_real_operators(registry):
     # A typo in a deny-list would silently deny nothing: every id must exist.
     known = {op.id for op in registry.operators()}
-    assert set(ExampleBackend.quirks.denied_operators) <= known
+    assert set(ExampleBackend.profile.quirks.denied_operators) <= known
 
 
 def test_the_core_applies_its_dtype_skips_and_launch_limits(registry):

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
-                          TorchDeviceBackend, command_on_path)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, ProbeSteps, Quirks,
+                          TimingSettings, TorchDeviceBackend, command_on_path)
 
 _FLAGGEMS_TESTS = "FlagOpen/FlagGems tests/"
 
@@ -42,39 +42,42 @@ def hygon_signs() -> list[str]:
 
 
 class HygonBackend(TorchDeviceBackend):
-    name = "hygon"
-    description = "Hygon DCUs through DTK (ROCm-based) torch and Triton (HIP events, 256 MB flush)"
+    profile = ChipProfile(
+        name="hygon",
+        description=("Hygon DCUs through DTK (ROCm-based) torch and Triton (HIP events, 256 MB "
+                     "flush)"),
+        quirks=Quirks(
+            device_type="cuda",
+            # FlagTree's hcu compiler gives 64-lane wavefronts to every arch but gfx10/gfx11 (the
+            # DCUs are gfx9-family: gfx906/926/928/936); with HIP's 1024 work-items per work-group
+            # that is at most 16 warps. The 1024 bound is HIP's, not confirmed on a DCU here.
+            max_num_warps=16,
+            prompt_hints=(
+                "This is a Hygon DCU (DTK, HIP-based): tensors live on device 'cuda', and a Triton "
+                "'warp' is a 64-lane wavefront, so num_warps=4 already means 256 threads; use at "
+                "most num_warps=16 and do not assume 32-lane warps in reductions.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            denied_operators={
+                "aten.sort": _skipped("test_special_ops.py (test_sort)", "RESULT TODOFIX"),
+                "aten.conv2d": _skipped("test_convolution_ops.py (test_accuracy_conv2d)",
+                                        "RESULT TODOFIX"),
+                "aten.scaled_dot_product_attention": _skipped(
+                    "test_attention_ops.py (test_sdpa_*)", "RuntimeError"),
+                "vllm.concat_and_cache_mla": _skipped(
+                    "test_attention_ops.py and test_quant.py (test_concat_and_cache_mla)",
+                    "RuntimeError"),
+            },
+        ),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "cuda"
     flush_bytes = 256 * 1024 * 1024  # FlagTree third_party/hcu/python/triton/testing.py
     visible_devices_variable = "HIP_VISIBLE_DEVICES"  # HIP's variable; DTK is HIP-based (assumed)
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/kfd", "/dev/mkfd", "/dev/dri/*")
-    quirks = Quirks(
-        device_type="cuda",
-        # FlagTree's hcu compiler gives 64-lane wavefronts to every arch but gfx10/gfx11 (the
-        # DCUs are gfx9-family: gfx906/926/928/936); with HIP's 1024 work-items per work-group
-        # that is at most 16 warps. The 1024 bound is HIP's, not confirmed on a DCU here.
-        max_num_warps=16,
-        prompt_hints=(
-            "This is a Hygon DCU (DTK, HIP-based): tensors live on device 'cuda', and a Triton "
-            "'warp' is a 64-lane wavefront, so num_warps=4 already means 256 threads; use at "
-            "most num_warps=16 and do not assume 32-lane warps in reductions.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        denied_operators={
-            "aten.sort": _skipped("test_special_ops.py (test_sort)", "RESULT TODOFIX"),
-            "aten.conv2d": _skipped("test_convolution_ops.py (test_accuracy_conv2d)",
-                                    "RESULT TODOFIX"),
-            "aten.scaled_dot_product_attention": _skipped(
-                "test_attention_ops.py (test_sdpa_*)", "RuntimeError"),
-            "vllm.concat_and_cache_mla": _skipped(
-                "test_attention_ops.py and test_quant.py (test_concat_and_cache_mla)",
-                "RuntimeError"),
-        },
-    )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         steps = ProbeSteps()

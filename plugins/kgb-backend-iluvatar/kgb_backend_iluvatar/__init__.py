@@ -17,8 +17,8 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
-                          TorchDeviceBackend, command_on_path)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, ProbeSteps, Quirks,
+                          TimingSettings, TorchDeviceBackend, command_on_path)
 
 _NO_FP64 = ("FlagGems lists Iluvatar among chips without float64 support (UNSUPPORT_FP64 in "
             "FlagOpen/FlagGems src/flag_gems/runtime/backend/device.py) and drops float64 from "
@@ -26,8 +26,26 @@ _NO_FP64 = ("FlagGems lists Iluvatar among chips without float64 support (UNSUPP
 
 
 class IluvatarBackend(TorchDeviceBackend):
-    name = "iluvatar"
-    description = "Iluvatar CoreX GPUs through CoreX's torch build (CUDA-API events)"
+    profile = ChipProfile(
+        name="iluvatar",
+        description="Iluvatar CoreX GPUs through CoreX's torch build (CUDA-API events)",
+        quirks=Quirks(
+            device_type="cuda",
+            skipped_dtypes={"float64": _NO_FP64},
+            # No documented upper bound on num_warps (FlagTree only requires a power of 2).
+            max_num_warps=None,
+            prompt_hints=(
+                "This is an Iluvatar CoreX GPU: tensors live on device 'cuda', but a warp has 64 "
+                "threads (FlagTree's iluvatar driver), so do not hard-code 32-lane warp logic.",
+                "float64 is not supported on this chip: compute in float32.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            denied_operators={},  # none known: FlagGems skips no operator on Iluvatar for failing
+        ),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "cuda"
     # Unknown: FlagTree's iluvatar backend defines no benchmark flush buffer of its own; 256 MB
     # (Triton's CUDA default) is at least as large as any cache on the chip's public specs.
@@ -35,22 +53,6 @@ class IluvatarBackend(TorchDeviceBackend):
     visible_devices_variable = "CUDA_VISIBLE_DEVICES"  # CUDA-compatible stack (assumed)
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/iluvatar*",)
-    quirks = Quirks(
-        device_type="cuda",
-        skipped_dtypes={"float64": _NO_FP64},
-        # No documented upper bound on num_warps (FlagTree only requires a power of 2).
-        max_num_warps=None,
-        prompt_hints=(
-            "This is an Iluvatar CoreX GPU: tensors live on device 'cuda', but a warp has 64 "
-            "threads (FlagTree's iluvatar driver), so do not hard-code 32-lane warp logic.",
-            "float64 is not supported on this chip: compute in float32.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        denied_operators={},  # none known: FlagGems skips no operator on Iluvatar for failing
-    )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         steps = ProbeSteps()

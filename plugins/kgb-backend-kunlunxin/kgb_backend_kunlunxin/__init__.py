@@ -21,8 +21,9 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
-                          TorchDeviceBackend, command_on_path, triton_backends_installed)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, ProbeSteps, Quirks,
+                          TimingSettings, TorchDeviceBackend, command_on_path,
+                          triton_backends_installed)
 
 _NO_FP64 = ("FlagGems lists Kunlunxin among chips without float64 support (UNSUPPORT_FP64 in "
             "FlagOpen/FlagGems src/flag_gems/runtime/backend/device.py)")
@@ -35,37 +36,40 @@ def _skipped(test_file: str) -> str:
 
 
 class KunlunxinBackend(TorchDeviceBackend):
-    name = "kunlunxin"
-    description = "Kunlunxin XPUs through Kunlunxin's torch build (CUDA-API events, 256 MB flush)"
+    profile = ChipProfile(
+        name="kunlunxin",
+        description=("Kunlunxin XPUs through Kunlunxin's torch build (CUDA-API events, 256 MB "
+                     "flush)"),
+        quirks=Quirks(
+            device_type="cuda",
+            skipped_dtypes={"float64": _NO_FP64},
+            max_num_warps=None,  # num_warps is ignored by the xpu compiler: there are no warps
+            unsupported_tl=("num_warps / num_stages launch options (ignored by the xpu compiler)",),
+            prompt_hints=(
+                "This is a Kunlunxin XPU: tensors live on device 'cuda', but there are no warps "
+                "(num_warps is ignored). Programs run on clusters (12 clusters of 64 cores on XPU3, "
+                "per FlagTree's xpu compiler), so grids of a few programs per cluster with large "
+                "blocks work better than GPU-style grids of thousands of small programs.",
+                "float64 is not supported on this chip: compute in float32.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            denied_operators={
+                "aten.sort": _skipped("test_special_ops.py (test_sort)"),
+                "aten.conv1d": _skipped("test_convolution_ops.py (test_accuracy_conv1d)"),
+                "aten.conv2d": _skipped("test_convolution_ops.py (test_accuracy_conv2d)"),
+                "aten.scaled_dot_product_attention": _skipped("test_attention_ops.py (test_sdpa_*)"),
+            },
+        ),
+        # FlagGems shortens warm-up on Kunlunxin because big shapes time out (benchmark/conftest.py).
+        default_timing=TimingSettings(warmup_ms=10.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "cuda"
     flush_bytes = 256_000_000  # FlagTree third_party/xpu/python/triton/testing.py: 256e6 bytes
     visible_devices_variable = None  # unknown for Kunlunxin's torch build
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/xpu*",)
-    quirks = Quirks(
-        device_type="cuda",
-        skipped_dtypes={"float64": _NO_FP64},
-        max_num_warps=None,  # num_warps is ignored by the xpu compiler: there are no warps
-        unsupported_tl=("num_warps / num_stages launch options (ignored by the xpu compiler)",),
-        prompt_hints=(
-            "This is a Kunlunxin XPU: tensors live on device 'cuda', but there are no warps "
-            "(num_warps is ignored). Programs run on clusters (12 clusters of 64 cores on XPU3, "
-            "per FlagTree's xpu compiler), so grids of a few programs per cluster with large "
-            "blocks work better than GPU-style grids of thousands of small programs.",
-            "float64 is not supported on this chip: compute in float32.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        denied_operators={
-            "aten.sort": _skipped("test_special_ops.py (test_sort)"),
-            "aten.conv1d": _skipped("test_convolution_ops.py (test_accuracy_conv1d)"),
-            "aten.conv2d": _skipped("test_convolution_ops.py (test_accuracy_conv2d)"),
-            "aten.scaled_dot_product_attention": _skipped("test_attention_ops.py (test_sdpa_*)"),
-        },
-    )
-    # FlagGems shortens warm-up on Kunlunxin because big shapes time out (benchmark/conftest.py).
-    default_timing = TimingSettings(warmup_ms=10.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         steps = ProbeSteps()

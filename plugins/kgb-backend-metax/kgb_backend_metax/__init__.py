@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, ProbeSteps, Quirks, TimingSettings,
-                          TorchDeviceBackend, command_on_path)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, ProbeSteps, Quirks,
+                          TimingSettings, TorchDeviceBackend, command_on_path)
 
 
 def _skipped(test_file: str, why: str) -> str:
@@ -29,33 +29,35 @@ def _skipped(test_file: str, why: str) -> str:
 
 
 class MetaxBackend(TorchDeviceBackend):
-    name = "metax"
-    description = "MetaX GPUs through MACA builds of torch (CUDA-API events, 256 MB flush)"
+    profile = ChipProfile(
+        name="metax",
+        description="MetaX GPUs through MACA builds of torch (CUDA-API events, 256 MB flush)",
+        quirks=Quirks(
+            device_type="cuda",
+            max_num_warps=16,  # FlagTree's metax compiler asserts num_warps <= 16
+            prompt_hints=(
+                "This is a MetaX GPU (MACA): tensors live on device 'cuda', a warp has 64 threads "
+                "(FlagTree's metax driver), and num_warps must be a power of 2 no larger than 16.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            denied_operators={
+                "aten.scaled_dot_product_attention": _skipped("test_attention_ops.py (test_sdpa_*)",
+                                                              "TODOFIX"),
+                "vllm.topk_softmax": _skipped("test_reduction_ops.py (test_topk_softmax)",
+                                              "RunetimeError"),
+                "vllm.concat_and_cache_mla": _skipped("test_quant.py (test_concat_and_cache_mla)",
+                                                      "RuntimeError"),
+            },
+        ),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "cuda"
     flush_bytes = 256_000_000  # FlagTree third_party/metax/python/triton/testing.py: 256e6 bytes
     visible_devices_variable = None  # unknown: no public MetaX source for it was found
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/mxcd", "/dev/dri/*")
-    quirks = Quirks(
-        device_type="cuda",
-        max_num_warps=16,  # FlagTree's metax compiler asserts num_warps <= 16
-        prompt_hints=(
-            "This is a MetaX GPU (MACA): tensors live on device 'cuda', a warp has 64 threads "
-            "(FlagTree's metax driver), and num_warps must be a power of 2 no larger than 16.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        denied_operators={
-            "aten.scaled_dot_product_attention": _skipped("test_attention_ops.py (test_sdpa_*)",
-                                                          "TODOFIX"),
-            "vllm.topk_softmax": _skipped("test_reduction_ops.py (test_topk_softmax)",
-                                          "RunetimeError"),
-            "vllm.concat_and_cache_mla": _skipped("test_quant.py (test_concat_and_cache_mla)",
-                                                  "RuntimeError"),
-        },
-    )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         steps = ProbeSteps()

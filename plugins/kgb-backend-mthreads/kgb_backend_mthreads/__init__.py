@@ -17,39 +17,42 @@ Sources (commits in README.md):
 from __future__ import annotations
 
 from kgb_core import hookimpl
-from kgb_core.api import (LARGE, SMALL, Availability, Quirks, TimingSettings, TorchDeviceBackend,
-                          command_on_path, module_installed)
+from kgb_core.api import (LARGE, SMALL, Availability, ChipProfile, Quirks, TimingSettings,
+                          TorchDeviceBackend, command_on_path, module_installed)
 
 _NO_FP64 = ("FlagGems lists Moore Threads among chips without float64 support (UNSUPPORT_FP64 "
             "in FlagOpen/FlagGems src/flag_gems/runtime/backend/device.py)")
 
 
 class MthreadsBackend(TorchDeviceBackend):
-    name = "mthreads"
-    description = "Moore Threads GPUs through torch_musa and MUSA's Triton (MUSA events, 256 MB flush)"
+    profile = ChipProfile(
+        name="mthreads",
+        description=("Moore Threads GPUs through torch_musa and MUSA's Triton (MUSA events, 256 MB"
+                     " flush)"),
+        quirks=Quirks(
+            device_type="musa",
+            skipped_dtypes={"float64": _NO_FP64},
+            max_num_warps=None,  # no upper bound documented
+            prompt_hints=(
+                "This is a Moore Threads GPU (MUSA): tensors live on device 'musa' (import "
+                "torch_musa). The warp width depends on the generation: 128 threads up to "
+                "compute capability 2.x, 32 after (FlagTree's mthreads driver), so do not "
+                "hard-code 32-lane warp logic.",
+                "float64 is not supported on this chip: compute in float32.",
+            ),
+            case_tiers=(SMALL, LARGE),
+            timed_tiers=(LARGE,),
+            denied_operators={},  # none known among kgb's operators
+        ),
+        default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
+                                        max_repetitions=1000),
+    )
     device_module_name = "musa"
     runtime_modules = ("torch_musa",)
     flush_bytes = 256_000_000  # FlagTree third_party/mthreads/backend/musa_testing.py
     visible_devices_variable = "MUSA_VISIBLE_DEVICES"  # MUSA runtime's variable
     # The device files a sandboxed runner needs (vendors' container docs; not run here).
     device_files = ("/dev/mtgpu*", "/dev/dri/*")
-    quirks = Quirks(
-        device_type="musa",
-        skipped_dtypes={"float64": _NO_FP64},
-        max_num_warps=None,  # no upper bound documented
-        prompt_hints=(
-            "This is a Moore Threads GPU (MUSA): tensors live on device 'musa' (import "
-            "torch_musa). The warp width depends on the generation: 128 threads up to "
-            "compute capability 2.x, 32 after (FlagTree's mthreads driver), so do not "
-            "hard-code 32-lane warp logic.",
-            "float64 is not supported on this chip: compute in float32.",
-        ),
-        case_tiers=(SMALL, LARGE),
-        timed_tiers=(LARGE,),
-        denied_operators={},  # none known among kgb's operators
-    )
-    default_timing = TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                    max_repetitions=1000)
 
     def probe(self) -> Availability:
         # The look-ups are this module's names, read at each call: the plugin's tests
