@@ -58,14 +58,16 @@ def test_the_same_bytes_reach_another_process_and_its_reply_comes_back(tmp_path)
     assert torch.equal(back, -x)
 
 
-def test_a_runner_cannot_shrink_the_reply_arena_under_the_judge_but_may_grow_it():
+def test_a_runner_cannot_shrink_an_arena_under_the_judge_but_may_grow_the_reply_arena():
     """A read past the end of a shrunk file is SIGBUS, which would kill the judge: the seal
     refuses the shrink to whoever holds the descriptor, the runner included."""
     judge = Arenas.create(1 << 30)
     judge.replies.for_writing(3 << 20)  # mapped by the judge: 3 MB
+    judge.requests.for_writing(3 << 20)  # which the judge writes: shrinking it kills it too
     runner = Arena(os.dup(judge.replies.fileno()), 1 << 30)
-    with pytest.raises(PermissionError):
-        os.ftruncate(runner.fileno(), 0)
+    for fd in (runner.fileno(), judge.requests.fileno()):
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 0)
     runner.for_writing(5 << 20)[-1] = 7  # growing is allowed
     assert judge.replies.for_reading(5 << 20)[-1].item() == 7
 

@@ -20,10 +20,11 @@ What keeps the judge safe from what the runner does with its mappings:
 - The judge never reads the request arena back: a reply that names an input unchanged is
   rebuilt from the judge's own device copy. A runner that writes into the request arena
   changes only what it is itself handed.
-- The reply arena is sealed against shrinking before the runner gets it (``F_SEAL_SHRINK``): a
-  read past the end of a shrunk file is SIGBUS, which would kill the judge. The runner may grow
-  it, within the file-size limit every runner has (``limits.MAX_FILE_BYTES``), and the judge
-  maps only as much as a reply claims, within its own limit.
+- Both arenas are sealed against shrinking before the runner gets them (``F_SEAL_SHRINK``): a
+  read or a write past the end of a shrunk file is SIGBUS, which would kill the judge. The
+  runner may grow the reply arena, within the file-size limit every runner has
+  (``limits.MAX_FILE_BYTES``), and the judge maps only as much as a reply claims, within its
+  own limit.
 - Fresh arenas for every runner: one candidate's bytes (a held-out case's inputs, an answer)
   never reach another.
 Both are memfds (Linux, as the runner template is): no path, nothing on disk, gone with the
