@@ -96,6 +96,17 @@ def _base(generator: "torch.Generator") -> int:
     return int(torch.randint(0, 2 ** 62, (1,), generator=generator, dtype=torch.int64))
 
 
+def is_chunked(shape: tuple[int, ...]) -> bool:
+    """Whether a draw of this shape is filled in chunks, moving the caller's generator on by
+    one draw of its base whatever its size (``advance_past_a_chunked_draw``)."""
+    return math.prod(shape) > CHUNK_ELEMENTS
+
+
+def advance_past_a_chunked_draw(generator: "torch.Generator") -> None:
+    """Move ``generator`` on exactly as a chunked draw does (the judge's draw cache, on a hit)."""
+    _base(generator)
+
+
 def _drawn(shape: tuple[int, ...], dtype: "torch.dtype", generator: "torch.Generator",
            serial: Callable[[], "torch.Tensor"],
            fill: Callable[["torch.Tensor", "torch.Generator"], None]) -> "torch.Tensor":
@@ -103,7 +114,7 @@ def _drawn(shape: tuple[int, ...], dtype: "torch.dtype", generator: "torch.Gener
     else an empty tensor filled chunk by chunk."""
     import torch
 
-    if math.prod(shape) <= CHUNK_ELEMENTS:
+    if not is_chunked(shape):
         return serial()
     flat = torch.empty(math.prod(shape), dtype=dtype)
     fill_in_chunks(flat, _base(generator), fill)

@@ -129,25 +129,49 @@ class InputContext:
     def randn(self, *shape: int, dtype: "torch.dtype | None" = None, scale: float = 1.0,
               shift: float = 0.0) -> "torch.Tensor":
         """Normal values; never all zeros, so an untouched output cannot pass by luck."""
-        values = draws.normal(shape, self.generator)
-        # In place, and skipped when it would change nothing: the same roundings as
-        # values * scale + shift, without two more tensors of the draw's size to allocate.
-        if scale != 1.0:
-            values.mul_(scale)
-        if shift != 0.0:
-            values.add_(shift)
-        return values.to(dtype or self.dtype).to(self.device)
+        dtype = dtype or self.dtype
+
+        def draw() -> "torch.Tensor":
+            values = draws.normal(shape, self.generator)
+            # In place, and skipped when it would change nothing: the same roundings as
+            # values * scale + shift, without two more tensors of the draw's size to allocate.
+            if scale != 1.0:
+                values.mul_(scale)
+            if shift != 0.0:
+                values.add_(shift)
+            return values.to(dtype)
+
+        return self._on_device(shape, ("normal", shape, scale, shift, str(dtype)), draw)
 
     def uniform(self, *shape: int, low: float, high: float,
                 dtype: "torch.dtype | None" = None) -> "torch.Tensor":
-        values = draws.unit_uniform(shape, self.generator)
-        values.mul_(high - low).add_(low)
-        return values.to(dtype or self.dtype).to(self.device)
+        dtype = dtype or self.dtype
+
+        def draw() -> "torch.Tensor":
+            values = draws.unit_uniform(shape, self.generator)
+            return values.mul_(high - low).add_(low).to(dtype)
+
+        return self._on_device(shape, ("uniform", shape, low, high, str(dtype)), draw)
 
     def randint(self, *shape: int, low: int, high: int,
                 dtype: "torch.dtype | None" = None) -> "torch.Tensor":
-        values = draws.integers(shape, low, high, self.generator)
-        return values.to(dtype or self.torch.int64).to(self.device)
+        dtype = dtype or self.torch.int64
+
+        def draw() -> "torch.Tensor":
+            return draws.integers(shape, low, high, self.generator).to(dtype)
+
+        return self._on_device(shape, ("integers", shape, low, high, str(dtype)), draw)
+
+    def _on_device(self, shape: tuple[int, ...], what: tuple,
+                   draw: "Callable[[], torch.Tensor]") -> "torch.Tensor":
+        """``draw()`` moved to the device; a large one through the judge's draw cache
+        (``kgb_core/draw_cache.py``), whose hit moves the generator on as the draw would."""
+        if not draws.is_chunked(shape):
+            return draw().to(self.device)
+        from kgb_core import draw_cache
+
+        return draw_cache.large_draw(self.generator, what, self.device, draw,
+                                     lambda: draws.advance_past_a_chunked_draw(self.generator))
 
 
 def torch_dtype(name: str) -> "torch.dtype":

@@ -128,3 +128,43 @@ def test_a_check_whose_inputs_are_drawn_on_the_pool_is_not_taken_for_tampering()
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "pass", done.stdout
+
+
+def test_the_judges_draw_cache_gives_the_draw_itself_and_moves_the_generator_as_it_would(
+        small_chunks: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large draw kept for the next candidate is bit for bit what drawing gives, the draws
+    after it too; and a candidate's reference that writes its inputs changes nothing kept."""
+    from kgb_core import draw_cache
+
+    cache = draw_cache.DrawCache(1 << 30)
+    monkeypatch.setattr(draw_cache, "CACHE", cache)
+
+    def one_case() -> list[torch.Tensor]:
+        ctx = InputContext(CASE, "float16", 9, "cpu")
+        return [ctx.randn(50, 40, scale=0.5, shift=1.0), ctx.randn(7),  # large, then small
+                ctx.randint(40, 40, low=-3, high=9), ctx.uniform(3000, low=-1.0, high=1.0),
+                ctx.randn(45, 50)]
+
+    first = one_case()
+    assert (cache.hits, cache.misses) == (0, 4)
+    first[0].zero_()  # what a reference writing its input in place does to the judge's copy
+    second = one_case()
+    assert (cache.hits, cache.misses) == (4, 4)
+    monkeypatch.setattr(cache, "budget", 0)  # as drawn with no cache
+    drawn = one_case()
+    for kept, fresh in zip(second, drawn):
+        assert kept.dtype == fresh.dtype and torch.equal(kept, fresh)
+    assert not torch.equal(first[0], drawn[0])  # (zeroed above: the cache kept its own)
+    other_seed = InputContext(CASE, "float16", 10, "cpu").randn(50, 40, scale=0.5, shift=1.0)
+    assert not torch.equal(other_seed, drawn[0])
+
+
+def test_the_draw_cache_keeps_at_most_its_budget_least_recently_used_out_first() -> None:
+    from kgb_core.draw_cache import DrawCache
+
+    cache = DrawCache(10_000)
+    for key in "abc":
+        cache.put(key, torch.zeros(1000, dtype=torch.float32))  # 4000 bytes each
+    assert cache.held <= 10_000 and cache.get("a") is None and cache.get("c") is not None
+    cache.put("huge", torch.zeros(5000, dtype=torch.float32))  # over the whole budget: not kept
+    assert cache.get("huge") is None and cache.get("b") is not None
