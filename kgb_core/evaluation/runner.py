@@ -314,8 +314,9 @@ class Runner:
         inputs = self._kept_inputs(request, received)
         # Each storage handed over afresh, by its index in the judge's order (by offset in the
         # request's bytes), with the bytes it came as: on the host, the request arena's (the
-        # judge writes there only before a request); on a device, a copy there (no transfer). One past DEVICE_COPY_MAX_BYTES is sent back as
-        # before: its copy would double the device memory of the largest cases.
+        # judge writes there only before a request); on a device, a copy there (no transfer).
+        # One past DEVICE_COPY_MAX_BYTES is sent back as before: its copy would double the
+        # device memory of the largest cases.
         handed = [(index, storage, data if storage.device.type == "cpu"
                    else exchange.storage_bytes(storage).clone())
                   for index, (_, storage, data) in enumerate(sorted(received,

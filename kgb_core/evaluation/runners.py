@@ -342,8 +342,9 @@ class RunnerChannel:
         self.pid = pid
         # The shared memory a call's tensors cross in, both ways (kgb_core.evaluation.arena).
         self.arenas = arenas
-        # Every file of the exchange goes through this descriptor of the folder the judge made:
-        # a runner that swaps its folder for a link cannot send the judge's writes elsewhere.
+        # The judge writes the candidate's file and reads the runner's log through this
+        # descriptor of the folder it made: a runner that swaps its folder for a link cannot
+        # send the judge's writes elsewhere.
         self.folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self.nonce = secrets.token_hex(16)
         self._seq = 0
@@ -371,12 +372,6 @@ class RunnerChannel:
                      dir_fd=self.folder_fd)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-
-    def unlink(self, name: str) -> None:
-        try:
-            os.unlink(name, dir_fd=self.folder_fd)
-        except OSError:
-            pass
 
     def _died(self) -> RunnerDied:
         try:

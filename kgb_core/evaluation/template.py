@@ -16,9 +16,9 @@ single-threaded so that ``fork`` is safe.
 
 Control protocol (JSON lines on the socket in ``KGB_TEMPLATE_FD``): the template says
 ``ready``; the judge sends ``spawn`` (with the runner's socket and its arenas attached,
-``scratch``, ``io``), answered by ``spawned``; ``kill`` ends the current runner; when a runner ends, the
-template sends ``exited`` with its wait status, whether it was killed for host memory, and how
-many processes it left behind.
+``scratch``, ``io``), answered by ``spawned``; ``kill`` ends the current runner; when a runner
+ends, the template sends ``exited`` with its wait status, whether it was killed for host
+memory, and how many processes it left behind.
 """
 
 from __future__ import annotations
