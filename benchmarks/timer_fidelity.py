@@ -32,9 +32,10 @@ the device waits for the host inside the timed region and the clocks read host t
 runner's instrumentation active around the whole measurement, as in a timed request (the launch
 counter with its stream probe, the dispatch and host-read recorders, torch's profiler, a
 profiler range around every launch). It is judged like kgb's: within 3 % of do_bench and of the
-event loop. Two diagnostic clocks split its cost: **recorded + probe** adds the device-state
-probe at every launch (as checked calls have it), **modes only** drops the profiler. A third,
-**recorded + lead** (GPU only), is kgb recorded with ``TimingSettings.device_lead``: the device
+event loop. Diagnostic clocks split its cost: **recorded + probe** adds the device-state
+probe at every launch (as checked calls have it), **modes only** drops the profiler, and
+**profiler only** is torch's profiler alone (the runner's ``OpProfile``, no mode recorder).
+**recorded + lead** (GPU only) is kgb recorded with ``TimingSettings.device_lead``: the device
 spins before each start event as long as the host takes to issue a call.
 
 ``--backend cpu`` runs the same procedure on torch's CPU kernels (not Triton's interpreter)
@@ -61,8 +62,9 @@ TARGET_MEDIAN_PCT = 3.0
 TARGET_CV = 0.02
 # Shown for the difference they explain, not judged: kgb's old protocol (before 4e72f2f), and
 # kgb's timer under parts of the runner's recorders (--recorders).
-DIAGNOSTIC_CLOCKS = ("synced loop", "recorded + probe", "modes only", "recorded + lead")
-RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only", "recorded + lead")
+DIAGNOSTIC_CLOCKS = ("synced loop", "recorded + probe", "modes only", "profiler only",
+                     "recorded + lead")
+RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only", "profiler only", "recorded + lead")
 HOST_CALLS = 50
 FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -267,6 +269,15 @@ def recorded_median_ms(timer: Any, counter: Any, fn: Callable[[], Any], probe: A
         return timer.measure(fn).median_ms
 
 
+def profiled_median_ms(timer: Any, fn: Callable[[], Any]) -> float:
+    """kgb's timer under torch's profiler alone (the runner's ``OpProfile``), no mode recorder:
+    with "modes only", it says which of the two costs a short kernel its device time."""
+    from kgb_core.evaluation.recorder import OpProfile
+
+    with OpProfile():
+        return timer.measure(fn).median_ms
+
+
 def measure(backend_name: str, runs: int, only: list[str] | None,
             op_ids: list[str] | None = None, launch_counter: bool = False,
             recorders: bool = False) -> dict[str, Any]:
@@ -304,6 +315,7 @@ def measure(backend_name: str, runs: int, only: list[str] | None,
         clocks["recorded + probe"] = lambda fn: recorded_median_ms(timer, counter, fn, probe)
         clocks["modes only"] = lambda fn: recorded_median_ms(timer, counter, fn, None,
                                                              profiled=False)
+        clocks["profiler only"] = lambda fn: profiled_median_ms(timer, fn)
     if gpu:
         import triton.testing
 
