@@ -138,6 +138,13 @@ class ChipProfile:
     # result it makes carries it, so it is never read as hardware.
     emulates: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-able data (``kgb backends --json``)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["quirks"] = self.quirks.to_dict()
+        data["default_timing"] = asdict(self.default_timing)
+        return data
+
 
 PROFILE_FIELDS = tuple(f.name for f in fields(ChipProfile))
 

@@ -140,15 +140,17 @@ def methods_command(as_json: bool = typer.Option(False, "--json", help="Machine-
 
 @app.command("backends")
 def backends_command(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
-    """Each backend, its distribution, whether it is available here, and if not, why."""
+    """Each backend, its distribution, whether it is available here, and if not, why; with
+    ``--json``, its whole profile too (what kgb takes the chip to be)."""
     reg = registry()
     entries = []
     for backend in reg.backends():
         availability = backend.safe_probe()
+        profile = backend.profile.to_dict()
         entries.append({"name": backend.name, "available": availability.available,
                         "reason": availability.reason, "description": backend.description,
                         "distribution": _distribution(reg, "backend", backend.name),
-                        "quirks": backend.quirks.to_dict()})
+                        "quirks": profile.pop("quirks"), "profile": profile})
     if as_json:
         _print_json(entries)
         return

@@ -55,6 +55,10 @@ def test_backends_json_says_why_one_is_unavailable():
     # bf16 runs on the CPU backend (its interpreter shim); what it cannot run is named.
     assert "bfloat16" not in entries["cpu"]["quirks"]["skipped_dtypes"]
     assert any("tanh" in gap for gap in entries["cpu"]["quirks"]["unsupported_tl"])
+    # The rest of its profile: how the core treats it.
+    assert entries["cpu"]["profile"]["fallback"] is True
+    assert entries["cpu"]["profile"]["timings_measure_hardware"] is False
+    assert entries["cpu"]["profile"]["default_timing"]["max_repetitions"] == 5
     if not entries["nvidia"]["available"]:
         assert "NVIDIA" in entries["nvidia"]["reason"] or "CUDA" in entries["nvidia"]["reason"]
 
