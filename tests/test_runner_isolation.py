@@ -255,3 +255,28 @@ def test_runner_folders_go_where_kgb_runner_dir_says(monkeypatch, tmp_path):
     assert runners.runners_root() == str(tmp_path)
     monkeypatch.delenv("KGB_RUNNER_DIR")
     assert runners.runners_root() is None
+
+
+def test_a_spawn_that_fails_leaves_the_judge_no_descriptor(tmp_path, monkeypatch):
+    """The judge makes a runner's socket pair and arenas before the template answers; when the
+    answer never comes (a timeout, a template that cannot fork), every one of them is closed:
+    a judge lives for many candidates."""
+    import socket as socketlib
+
+    from kgb_core.evaluation import runners
+
+    template = runners.RunnerTemplate.__new__(runners.RunnerTemplate)
+    template.seed_cache, template.work, template.exits = None, tmp_path, []
+    template.control, far_end = socketlib.socketpair()
+    monkeypatch.setattr(template, "wait_ready", lambda: None)
+
+    def no_answer(timeout_s):
+        raise runners.RunnerTimedOut()
+
+    monkeypatch.setattr(template, "_next", no_answer)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(runners.RunnerTimedOut):
+            template.spawn(1.0)
+        far_end.recv(1 << 16)  # the spawn message itself (its descriptors closed with it)
+    assert len(os.listdir("/proc/self/fd")) == before

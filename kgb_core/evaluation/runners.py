@@ -257,19 +257,23 @@ class RunnerTemplate:
         self.exits.clear()
         message = {"type": "spawn", "scratch": str(folder), "io": str(folder)}
         try:
-            socket.send_fds(self.control, [(json.dumps(message) + "\n").encode()],
-                            [theirs.fileno(), *arenas.fds()])
-        except OSError as error:
-            arenas.close()
-            raise TemplateFailed(f"the runner template is gone ({error})") from None
-        finally:
-            theirs.close()
-        reply = self._next(startup_timeout_s)
-        while reply.get("type") == "exited":  # a previous runner's late news
+            try:
+                socket.send_fds(self.control, [(json.dumps(message) + "\n").encode()],
+                                [theirs.fileno(), *arenas.fds()])
+            except OSError as error:
+                raise TemplateFailed(f"the runner template is gone ({error})") from None
+            finally:
+                theirs.close()
             reply = self._next(startup_timeout_s)
-        if reply.get("type") != "spawned":
+            while reply.get("type") == "exited":  # a previous runner's late news
+                reply = self._next(startup_timeout_s)
+            if reply.get("type") != "spawned":
+                raise TemplateFailed(f"the runner template could not fork: {reply}")
+        except BaseException:
+            # No runner to hand them to (a timeout included): the judge keeps no descriptor.
             arenas.close()
-            raise TemplateFailed(f"the runner template could not fork: {reply}")
+            ours.close()
+            raise
         return RunnerChannel(self, ours, folder, int(reply["pid"]), arenas)
 
     def kill_runner(self) -> None:
