@@ -81,19 +81,18 @@ def generator_key(generator: Any) -> bytes:
 
 
 def large_draw(generator: Any, what: Hashable, device: str,
-               draw: Callable[[], "torch.Tensor"], advance: Callable[[], object],
-               cache: DrawCache | None = None) -> "torch.Tensor":
+               draw: Callable[[], "torch.Tensor"], advance: Callable[[], object]
+               ) -> "torch.Tensor":
     """``draw()`` (a host tensor, the generator moved on by ``advance``'s amount) on ``device``,
     kept for the next time the generator is in the same state and ``what`` is asked again;
     then ``advance()`` moves the generator on instead of drawing."""
-    cache = CACHE if cache is None else cache
-    if not cache.budget:
+    if not CACHE.budget:
         return draw().to(device)
     key = (generator_key(generator), what)
-    kept = cache.get(key)
+    kept = CACHE.get(key)
     if kept is not None:
         advance()
         return kept.to(device, copy=True)
     values = draw()
-    cache.put(key, values)
+    CACHE.put(key, values)
     return values.to(device, copy=True)

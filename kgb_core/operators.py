@@ -141,7 +141,7 @@ class InputContext:
                 values.add_(shift)
             return values.to(dtype)
 
-        return self._on_device(shape, ("normal", shape, scale, shift, str(dtype)), draw)
+        return self._on_device("normal", shape, dtype, draw, scale, shift)
 
     def uniform(self, *shape: int, low: float, high: float,
                 dtype: "torch.dtype | None" = None) -> "torch.Tensor":
@@ -151,7 +151,7 @@ class InputContext:
             values = draws.unit_uniform(shape, self.generator)
             return values.mul_(high - low).add_(low).to(dtype)
 
-        return self._on_device(shape, ("uniform", shape, low, high, str(dtype)), draw)
+        return self._on_device("uniform", shape, dtype, draw, low, high)
 
     def randint(self, *shape: int, low: int, high: int,
                 dtype: "torch.dtype | None" = None) -> "torch.Tensor":
@@ -160,17 +160,19 @@ class InputContext:
         def draw() -> "torch.Tensor":
             return draws.integers(shape, low, high, self.generator).to(dtype)
 
-        return self._on_device(shape, ("integers", shape, low, high, str(dtype)), draw)
+        return self._on_device("integers", shape, dtype, draw, low, high)
 
-    def _on_device(self, shape: tuple[int, ...], what: tuple,
-                   draw: "Callable[[], torch.Tensor]") -> "torch.Tensor":
-        """``draw()`` moved to the device; a large one through the judge's draw cache
-        (``kgb_core/draw_cache.py``), whose hit moves the generator on as the draw would."""
+    def _on_device(self, kind: str, shape: tuple[int, ...], dtype: "torch.dtype",
+                   draw: "Callable[[], torch.Tensor]", *bounds: float) -> "torch.Tensor":
+        """``draw()`` (``kind`` of values, ``shape``, ``bounds``, in ``dtype``) moved to the
+        device; a large one through the judge's draw cache (``kgb_core/draw_cache.py``), kept
+        under what fixes its values, whose hit moves the generator on as the draw would."""
         if not draws.is_chunked(shape):
             return draw().to(self.device)
         from kgb_core import draw_cache
 
-        return draw_cache.large_draw(self.generator, what, self.device, draw,
+        return draw_cache.large_draw(self.generator, (kind, shape, bounds, str(dtype)),
+                                     self.device, draw,
                                      lambda: draws.advance_past_a_chunked_draw(self.generator))
 
 

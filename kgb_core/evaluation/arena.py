@@ -71,6 +71,11 @@ class Arena:
     def _mapped(self) -> int:
         return 0 if self._view is None else self._view.numel()
 
+    def _grown(self, nbytes: int) -> int:
+        """How much to map for ``nbytes``: a whole number of steps, and a quarter more than
+        is mapped now."""
+        return max(_round_up(nbytes), self._mapped() * 5 // 4)
+
     def _map(self, size: int) -> None:
         # The tensor holds the mapping (torch.frombuffer keeps its buffer alive): views handed
         # out before a larger mapping replaced this one stay valid.
@@ -89,8 +94,7 @@ class Arena:
         if nbytes == 0:
             return torch.empty(0, dtype=torch.uint8)
         if self._mapped() < nbytes:
-            size = min(max(_round_up(nbytes), self._mapped() * 5 // 4),
-                       max(self.limit_bytes, nbytes))
+            size = min(self._grown(nbytes), self.limit_bytes)  # nbytes is within the limit
             if os.fstat(self._fd).st_size < size:
                 try:
                     os.ftruncate(self._fd, size)
@@ -112,7 +116,7 @@ class Arena:
             if size < nbytes:
                 raise ExchangeError(f"the exchange holds {size} bytes, not the {nbytes} "
                                     f"described")
-            self._map(min(size, max(_round_up(nbytes), self._mapped() * 5 // 4)))
+            self._map(min(size, self._grown(nbytes)))
         assert self._view is not None
         return self._view[:nbytes]
 
