@@ -282,12 +282,14 @@ def test_a_reply_names_the_inputs_a_call_left_unchanged_and_sends_a_written_one(
     request = exchange.pack([x, y])
     reply = runner._call_request({"op": "call", "seq": 1, "ghost": True, "inputs": request.tree,
                                   "bytes": request.place(arenas.requests)})
-    first, second = reply["tree"]["list"][1]["list"]  # [output, [the inputs after]]
+    # [output, [the inputs after], [the copies kept for the judge]]
+    first, second = reply["tree"]["list"][1]["list"]
     assert first["tensor"]["input"] == 0 and "at" not in first["tensor"]
     assert "at" in second["tensor"]  # written: its bytes come back
     assert reply["bytes"] == 448 + 200  # the output (400 bytes, padded to 64) and y, not x
     blob = arenas.replies.for_reading(reply["bytes"])
-    output, (a, b) = exchange.unpack(reply["tree"], blob, "cpu", sent=request.sources)
+    output, (a, b), staged = exchange.unpack(reply["tree"], blob, "cpu", sent=request.sources)
+    assert staged == []  # x * 2 copies nothing
     assert torch.equal(output, x * 2) and torch.equal(a, x) and torch.equal(b, y + 1.0)
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 import torch
@@ -106,6 +106,10 @@ class CallOutcome:
     actual: Any
     inputs_after: list[Any]
     launches: int
+    # The torch copies that rearranged memory during the call (recorder.StagedCopies), each
+    # with the candidate's line that made it.
+    staged: list[Any] = field(default_factory=list)
+    staged_sites: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,16 @@ def _fingerprint(value: Any) -> tuple:
     """Cheap identity of an output's values, to tell a stale output from a merely wrong one."""
     return tuple((tuple(t.shape), str(t.dtype), float(t.double().sum()),
                   float(t.double().abs().sum())) for t in tensors_in(value))
+
+
+def _holds(values: Any, output: Any, tolerance: Tolerance) -> bool:
+    """Whether ``values``, read in order, are ``output``'s within ``tolerance`` (shape and
+    dtype aside: a copy may be flat, or of a wider dtype, and still be the answer)."""
+    try:
+        converted = values.detach().reshape(output.shape).to(output.dtype)
+    except (RuntimeError, TypeError):
+        return False
+    return compare_outputs(converted, output, tolerance).ok
 
 
 def _storages(value: Any) -> set[int]:
@@ -432,14 +446,17 @@ class Evaluation:
         payload = {"op": "call", "ghost": ghost, "keep": keep, "reuse": reuse}
         reply = self._request(payload, inputs=inputs)
         try:
-            actual, inputs_after = self._unpack_reply(reply)
+            actual, inputs_after, staged = self._unpack_reply(reply)
             launches = int(reply.get("launches") or 0)
+            sites = [str(site)[:300] for site in reply.get("staged_sites") or ()]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's reply to a call does not describe its "
                                    f"output: {error}") from None
         if not isinstance(inputs_after, list):
             raise ChannelViolation("the runner's reply to a call does not describe its inputs")
-        return CallOutcome(actual, inputs_after, launches)
+        if not isinstance(staged, list) or not all(isinstance(t, torch.Tensor) for t in staged):
+            raise ChannelViolation("the runner's reply to a call does not describe its copies")
+        return CallOutcome(actual, inputs_after, launches, staged, sites)
 
     def _call_with_new_values(self, case: ShapeCase, dtype: str, seed: int, when: str, *,
                               slot: str, inputs: list[Any] | None = None) -> None:
@@ -551,7 +568,41 @@ class Evaluation:
                         f"does not write it", None)
         comparison, tolerance = self._compare_with_reference(case, dtype, outcome,
                                                              reference_inputs)
+        if comparison.ok:
+            staged = self._staged_answer(outcome, pristine, tolerance)
+            if staged is not None:
+                return verdicts.REFERENCE_USED, staged, (comparison, tolerance)
         return comparison.verdict, comparison.message, (comparison, tolerance)
+
+    def _staged_answer(self, outcome: CallOutcome, pristine: list[Any],
+                       tolerance: Tolerance) -> str | None:
+        """Why a torch copy made during the call already held an output's answer, or None.
+
+        The runner keeps every copy that rearranged memory (recorder.StagedCopies): staging an
+        input, which a kernel may do, or, for an operator that moves data, the answer itself,
+        which its Triton kernels then only copied. A copy that matches a correct output within
+        the operator's tolerance (values in order, whatever its shape or dtype) is the latter,
+        unless that output is itself one of the inputs' values (an operator that is the
+        identity on this case: there a staged input cannot be told from the answer) or holds
+        one value throughout (any copy of a constant matches it)."""
+        spec = self.spec
+        if not outcome.staged:
+            return None
+        written = [outcome.inputs_after[i] for i in spec.mutated_args
+                   if i < len(outcome.inputs_after)]
+        given = [t for t in tensors_in(pristine) if t.numel() >= 2]
+        for index, output in enumerate(tensors_in([outcome.actual, written])):
+            if not _varies(output) or any(
+                    t.numel() == output.numel() and _holds(t, output, tolerance) for t in given):
+                continue
+            for copy, site in itertools.zip_longest(outcome.staged, outcome.staged_sites,
+                                                    fillvalue="a torch copy"):
+                if copy.numel() == output.numel() and _holds(copy, output, tolerance):
+                    return (f"a torch copy made during kernel(...), {site}, held the "
+                            f"answer (output tensor {index}) as it was made: the Triton "
+                            f"kernels only moved what torch rearranged. Copies may stage "
+                            f"inputs; rearranging them into the answer is the operator's work")
+        return None
 
     def _compare_with_reference(self, case: ShapeCase, dtype: str, outcome: CallOutcome,
                                 reference_inputs: list[Any]) -> tuple[Comparison, Tolerance]:

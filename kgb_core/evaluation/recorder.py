@@ -74,15 +74,93 @@ _READS_ALL = _methods("numpy", "tolist", "__array__", "__dlpack__", "untyped_sto
 _numel = torch.Tensor.numel
 
 
-class TorchOpRecorder(TorchDispatchMode):
-    """aten ops other than allocation, views and copies; elements copied device to host."""
+class StagedCopies:
+    """Torch copies of the inputs that rearranged memory during a checked call, kept for the
+    judge.
 
-    def __init__(self) -> None:
+    A copy is how a kernel stages an input (``x.contiguous()``, ``x.t().contiguous()`` for a
+    GEMM operand), so the op recorder allows it; but for an operator whose work is moving data
+    (``t``, ``permute``, ``expand``) such a copy can be the whole answer, which a Triton kernel
+    then only copies into the output. So each copy of the inputs' values (an input, or what a
+    torch copy made of one, followed from storage to storage) whose source and destination are
+    laid out differently (a transposed, strided or expanded view on either side) is kept, as
+    made, for the judge to compare with the output: a kept copy that already held the answer
+    means torch did the work (``reference_used``). Not kept:
+
+    - copies between two contiguous layouts of one shape (a dtype conversion, a flat copy):
+      they rearrange nothing;
+    - copies of what the call allocated itself (``torch.empty`` and the like), such as a
+      buffer a Triton kernel wrote in another layout and torch copies into the output's: the
+      values are the kernels' (a softmax over dim 0 computed with the dim moved last). A
+      Triton kernel that only copies the inputs into such a buffer, for torch to rearrange,
+      is not told apart (tests/adversarial/open/).
+
+    Kept at most ``budget`` bytes in all (staging needs about the inputs' size); a call that
+    rearranges more of the inputs with torch is refused rather than half-checked. Checked calls
+    only: a timed call keeps nothing, and its copies cost it time like any other work.
+    """
+
+    # The fewest elements a copy needs to be compared: a smaller one can match by chance.
+    MIN_ELEMENTS = 16
+
+    def __init__(self, budget: int, inputs: Any = ()) -> None:
+        self.budget = budget
+        self.kept: list[torch.Tensor] = []
+        self.sites: list[str] = []
+        self.nbytes = 0
+        self.refused: str | None = None
+        # The storages that hold the inputs' values: the inputs', then each copy's of one.
+        self.derived = {_storage_key(t) for t in inputs if isinstance(t, torch.Tensor)}
+
+    def allocated(self, result: Any) -> None:
+        """A new storage (at an address a freed copy may have had) holds no input's values."""
+        if isinstance(result, torch.Tensor):
+            self.derived.discard(_storage_key(result))
+
+    def copied(self, name: str, args: Any, result: Any) -> None:
+        if name == "copy_":
+            if len(args) < 2 or not isinstance(args[1], torch.Tensor):
+                return
+            source, made = args[1], args[0]
+        else:
+            source, made = args[0] if args else None, result
+        if not isinstance(source, torch.Tensor) or not isinstance(made, torch.Tensor):
+            return
+        if _storage_key(source) not in self.derived:
+            if name != "copy_":
+                self.derived.discard(_storage_key(made))
+            return
+        self.derived.add(_storage_key(made))
+        if _numel(made) < self.MIN_ELEMENTS or (
+                source.shape == made.shape and source.is_contiguous() and made.is_contiguous()):
+            return
+        site = _caller_line()
+        where = f"aten.{name} ({site})" if site else f"aten.{name}"
+        nbytes = _numel(made) * made.element_size()
+        if self.nbytes + nbytes > self.budget:
+            self.refused = self.refused or where
+            return
+        self.nbytes += nbytes
+        with suspended():
+            self.kept.append(made.detach().clone())
+        self.sites.append(where)
+
+
+def _storage_key(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().data_ptr()
+
+
+class TorchOpRecorder(TorchDispatchMode):
+    """aten ops other than allocation, views and copies; elements copied device to host; in a
+    checked call, the copies that rearranged memory (``StagedCopies``)."""
+
+    def __init__(self, staged: StagedCopies | None = None) -> None:
         super().__init__()
         self.forbidden: list[str] = []
         # Where each of ``forbidden`` was called from: the candidate's line, for its author.
         self.sites: list[str] = []
         self.copied_to_host = 0
+        self.staged = staged
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -92,7 +170,23 @@ class TorchOpRecorder(TorchDispatchMode):
             self.sites.append(_caller_line())
         if name in ("_to_copy", "copy_"):
             self.copied_to_host += _to_host(name, args, kwargs)
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if self.staged is not None:
+            if name in _COPIES:
+                self.staged.copied(name, args, result)
+            elif name in _ALLOCATES:
+                self.staged.allocated(result)
+        return result
+
+
+# The ops that copy values into a new layout: ``contiguous``, ``reshape`` of a strided view,
+# ``to`` and slice assignment reach the dispatcher as these.
+_COPIES = frozenset({"clone", "_to_copy", "copy_"})
+# The ops that make a new storage (``resize_`` may move one).
+_ALLOCATES = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
+    "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full",
+    "arange", "scalar_tensor", "resize_"})
 
 
 _NOT_THE_CANDIDATES_FILES = tuple(os.path.dirname(module.__file__) + os.sep
@@ -170,7 +264,7 @@ def install_thread_recording() -> None:
         call = ACTIVE.recording
         if call is None:
             return original(self)
-        local = Recording()
+        local = Recording(staged=call.ops.staged)
         call.threads.append(local)
         with local:
             return original(self)
@@ -188,8 +282,9 @@ class Recording:
     candidate's mode.
     """
 
-    def __init__(self, counter: Any = None, profiled: bool = False) -> None:
-        self.ops = TorchOpRecorder()
+    def __init__(self, counter: Any = None, profiled: bool = False,
+                 staged: StagedCopies | None = None) -> None:
+        self.ops = TorchOpRecorder(staged)
         self.reads = HostReadRecorder()
         self.counter = counter
         self.tampered: str | None = None

@@ -218,6 +218,9 @@ class Runner:
         self.module_adapter: Any = None
         self.path = ""
         self.kept: dict[str, list[Any]] = {}
+        # The last checked call's rearranging torch copies (recorder.StagedCopies), until its
+        # reply takes them.
+        self.staged: Any = None
         from kgb_core.timing import Timers
 
         self.timers = Timers(backend)
@@ -330,12 +333,17 @@ class Runner:
         del handed
         # Output and inputs in one tree: a storage they share is one storage on the judge's
         # side too, which is how the judge sees an output aliasing an input.
-        packed = exchange.pack([actual, list(inputs)], opaque=True, unchanged=unchanged)
+        # The copies that rearranged memory travel too, for the judge to compare with the
+        # output (StagedCopies).
+        staged, self.staged = self.staged, None
+        packed = exchange.pack([actual, list(inputs), staged.kept if staged else []],
+                               opaque=True, unchanged=unchanged)
         nbytes = packed.place(self.arenas.replies)
         self._held_outputs = [exchange._untyped_storage(t) for t in tensors_in([actual])
                               if exchange._not_plain(t) is None]
         return {"tree": packed.tree, "bytes": nbytes, "launches": self.counter.count,
-                "kernel_names": self.counter.kernel_names[:16]}
+                "kernel_names": self.counter.kernel_names[:16],
+                "staged_sites": staged.sites if staged else []}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
         """Time ``kernel`` under the same recorders as a checked call (a timed call cannot tell
@@ -462,13 +470,13 @@ class Runner:
 
     def _call(self, inputs: list[Any], *, ghost: bool = False) -> Any:
         """kernel(*inputs) with every call-level rule enforced; raises CandidateFailure."""
-        from kgb_core.evaluation.recorder import Recording
+        from kgb_core.evaluation.recorder import Recording, StagedCopies
 
         if self.kernel is None:
             raise CandidateFailure(verdicts.RUNTIME_ERROR, "no candidate loaded")
         self.backend.synchronize()
-        self.backend.poison_free_memory(2 * sum(t.numel() * t.element_size()
-                                                for t in tensors_in(inputs)))
+        input_bytes = sum(t.numel() * t.element_size() for t in tensors_in(inputs))
+        self.backend.poison_free_memory(2 * input_bytes)
         for nbytes in self._last_output_bytes:
             self.backend.poison_free_memory(nbytes)
         threads_before = set(threading.enumerate())
@@ -476,7 +484,12 @@ class Runner:
         self._prepare([inputs])
         self.counter.reset()
         self.counter.ghost = ghost
-        recording = Recording(self.counter, profiled=True)
+        # A checked call keeps the copies that rearranged memory, for the judge (StagedCopies);
+        # staging needs about the inputs' size, once for the layout and once for a dtype.
+        staged = None if ghost else StagedCopies(STAGED_BYTES_PER_INPUT_BYTE * input_bytes
+                                                 + STAGED_BYTES_SLACK, tensors_in(inputs))
+        self.staged = staged
+        recording = Recording(self.counter, profiled=True, staged=staged)
         try:
             with recording:
                 actual = self.kernel(*inputs)
@@ -502,6 +515,12 @@ class Runner:
         # replay the launches did nothing: only tampering counts, then the output.
         if not ghost or recording.tampered or self.counter.mode_violations:
             self._check_recording(recording, "during kernel(...)")
+        if staged is not None and staged.refused:
+            raise CandidateFailure(verdicts.REFERENCE_USED,
+                                   f"during kernel(...), torch copies rearranged more than "
+                                   f"{staged.budget} bytes (twice the inputs' size, and 1 MiB), "
+                                   f"more than staging the inputs needs, up to {staged.refused}: "
+                                   f"moving the data is the Triton kernels' work")
         leftover = _threads_started_since(threads_before)
         if self.backend.watch_os_threads:
             leftover += [f"OS thread {task}" for task in _os_threads() - tasks_before]
@@ -553,6 +572,11 @@ def scale_values(tensors: list[Any], index: int) -> None:
             if tensor.dtype in scaled:
                 tensor.mul_(factor)
 
+
+# The bytes of rearranging torch copies a checked call may make (StagedCopies): this many per
+# input byte, plus a little for small cases.
+STAGED_BYTES_PER_INPUT_BYTE = 2
+STAGED_BYTES_SLACK = 1 << 20
 
 # Up to this many timed calls, of at most this many output bytes in all, every one is compared.
 EVERY_CALL_UP_TO = 8

@@ -1,8 +1,9 @@
 # op: aten.t
-# expect: ghost_replay_matched
+# expect: reference_used
 # The answer needs only ops a kernel may use for staging (a transposed view, then a copy),
 # so the op recorder has nothing to say; a Triton launch that does nothing makes the
-# call look like a kernel's. With every launch a no-op the output is still right.
+# call look like a kernel's. With every launch a no-op the output is still right (ghost replay
+# caught it); the copy, kept as made, held the answer, which is caught first.
 import torch
 import triton
 import triton.language as tl

@@ -1,11 +1,11 @@
 # op: aten.t
-# issue: 21 (ghost replay detected; torch work the recorder allows)
+# expect: reference_used
 # Views and a copy compute the answer: for a movement op those are the very ops a kernel may
 # use to stage its inputs, so the op recorder allows them. A sentinel kernel tells a ghost replay
 # (every launch a no-op) from a real call; under the replay the candidate launches as many
 # kernels as in a real call and returns garbage, so the replay finds neither a match nor a
-# difference. It passes today: nothing tells a copy that stages an input from a copy that is the
-# answer, and nothing on a GPU tells which bytes a Triton kernel wrote.
+# difference (it passed until 2026-12-05). The copy that rearranged memory is kept as made, and
+# the judge finds that it held the answer.
 import torch
 import triton
 import triton.language as tl
