@@ -13,7 +13,7 @@ import contextlib
 import torch
 from torch._C import _len_torch_dispatch_stack
 
-from kgb_core.evaluation.recorder import TorchOpRecorder, suspended
+from kgb_core.evaluation.recorder import Recording, StagedCopies, TorchOpRecorder, suspended
 
 
 def test_ops_inside_suspended_are_not_recorded_and_the_recorder_comes_back():
@@ -46,3 +46,45 @@ def test_a_forbidden_op_names_the_line_that_called_it():
 def _line_of(text):
     with open(__file__) as handle:
         return next(number for number, line in enumerate(handle, 1) if text in line)
+
+
+def test_a_ghost_replays_allocations_read_nan_or_minus_one_until_written():
+    """Under ghost replay no launch writes, so an output must not read as a constant answer
+    by chance (fresh device memory is zeros; aten.zeros' reference was once matched so)."""
+    with Recording(poisoned=True):
+        ints = torch.empty(5, dtype=torch.int32)
+        halves = torch.empty_like(torch.ones(3, 3).t(), dtype=torch.float16)
+        scalar = torch.empty(())
+        written = torch.zeros(4)
+    assert ints.tolist() == [-1] * 5
+    assert bool(halves.isnan().all()) and bool(scalar.isnan())
+    assert written.tolist() == [0.0] * 4  # what torch writes stays written
+    with Recording():  # a checked call's allocations are left alone (no cost)
+        plain = torch.full((4,), 2.0)
+    assert plain.tolist() == [2.0] * 4
+
+
+def test_staged_copies_keep_rearranged_copies_of_the_inputs_as_made():
+    x = torch.arange(64.0).reshape(8, 8)
+    staged = StagedCopies(budget=1 << 20, inputs=[x])
+    with Recording(staged=staged):
+        x.contiguous()  # no copy at all
+        flat = x.clone()  # a copy of the inputs that rearranges nothing: not kept...
+        transposed = flat.t().contiguous()  # ...but followed: this copy of it is kept
+        transposed.zero_()  # kept as made, not as it ends
+        buffer = torch.empty(8, 8)
+        buffer.t().contiguous()  # what the call allocated holds no input's values
+        out = torch.empty(8, 8)
+        out.copy_(x.t())  # a copy into a destination counts too
+    assert len(staged.kept) == 2 and staged.refused is None
+    assert torch.equal(staged.kept[0], x.t()) and torch.equal(staged.kept[1], x.t())
+    assert all("aten." in site for site in staged.sites)
+
+
+def test_staged_copies_past_the_budget_are_refused_not_dropped():
+    x = torch.ones(16, 16)
+    staged = StagedCopies(budget=2 * x.numel() * 4, inputs=[x])
+    with Recording(staged=staged):
+        for _ in range(3):
+            x.t().contiguous()
+    assert len(staged.kept) == 2 and staged.refused and "aten.clone" in staged.refused

@@ -154,13 +154,15 @@ class TorchOpRecorder(TorchDispatchMode):
     """aten ops other than allocation, views and copies; elements copied device to host; in a
     checked call, the copies that rearranged memory (``StagedCopies``)."""
 
-    def __init__(self, staged: StagedCopies | None = None) -> None:
+    def __init__(self, staged: StagedCopies | None = None, poisoned: bool = False) -> None:
         super().__init__()
         self.forbidden: list[str] = []
         # Where each of ``forbidden`` was called from: the candidate's line, for its author.
         self.sites: list[str] = []
         self.copied_to_host = 0
         self.staged = staged
+        # Under ghost replay: every uninitialised allocation is filled with POISON_BYTE.
+        self.poisoned = poisoned
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -171,6 +173,8 @@ class TorchOpRecorder(TorchDispatchMode):
         if name in ("_to_copy", "copy_"):
             self.copied_to_host += _to_host(name, args, kwargs)
         result = func(*args, **kwargs)
+        if self.poisoned and name in _UNINITIALISED and isinstance(result, torch.Tensor):
+            _poison(result)
         if self.staged is not None:
             if name in _COPIES:
                 self.staged.copied(name, args, result)
@@ -182,6 +186,23 @@ class TorchOpRecorder(TorchDispatchMode):
 # The ops that copy values into a new layout: ``contiguous``, ``reshape`` of a strided view,
 # ``to`` and slice assignment reach the dispatcher as these.
 _COPIES = frozenset({"clone", "_to_copy", "copy_"})
+# The ops whose new storage holds whatever was there before.
+_UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
+                            "new_empty_strided"})
+# What ghost replay fills those with: every float dtype reads NaN (fp8 included), every
+# integer -1, so an output no launch wrote never reads as a constant answer (zeros, say), as
+# memory the device hands out fresh, or a block another allocation took first, could.
+POISON_BYTE = 0xFF
+
+
+def _poison(tensor: torch.Tensor) -> None:
+    storage = tensor.untyped_storage()
+    if storage.nbytes():
+        with suspended(), _RANGE(HARNESS_RANGE):
+            torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage).fill_(
+                POISON_BYTE)
+
+
 # The ops that make a new storage (``resize_`` may move one).
 _ALLOCATES = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
@@ -264,7 +285,7 @@ def install_thread_recording() -> None:
         call = ACTIVE.recording
         if call is None:
             return original(self)
-        local = Recording(staged=call.ops.staged)
+        local = Recording(staged=call.ops.staged, poisoned=call.ops.poisoned)
         call.threads.append(local)
         with local:
             return original(self)
@@ -283,8 +304,8 @@ class Recording:
     """
 
     def __init__(self, counter: Any = None, profiled: bool = False,
-                 staged: StagedCopies | None = None) -> None:
-        self.ops = TorchOpRecorder(staged)
+                 staged: StagedCopies | None = None, poisoned: bool = False) -> None:
+        self.ops = TorchOpRecorder(staged, poisoned)
         self.reads = HostReadRecorder()
         self.counter = counter
         self.tampered: str | None = None

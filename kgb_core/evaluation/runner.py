@@ -489,7 +489,8 @@ class Runner:
         staged = None if ghost else StagedCopies(STAGED_BYTES_PER_INPUT_BYTE * input_bytes
                                                  + STAGED_BYTES_SLACK, tensors_in(inputs))
         self.staged = staged
-        recording = Recording(self.counter, profiled=True, staged=staged)
+        # Under ghost replay, what the candidate allocates reads NaN (or -1) until written.
+        recording = Recording(self.counter, profiled=True, staged=staged, poisoned=ghost)
         try:
             with recording:
                 actual = self.kernel(*inputs)
