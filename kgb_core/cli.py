@@ -530,6 +530,44 @@ def calibrate_command(backend: Optional[str] = typer.Option(None, "--backend", h
                    "no roofline % from them (interpreter timings are no performance numbers).")
 
 
+@app.command("serve")
+def serve_command(host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default loopback only)."),
+                  port: int = typer.Option(8000, "--port", help="Port to bind."),
+                  backend: Optional[str] = typer.Option(None, "--backend", help="Backend (default: auto-detect)."),
+                  emulate: Optional[str] = typer.Option(None, "--emulate", help="Apply this installed backend's quirks to --backend (default cpu); labelled as emulation."),
+                  db: Optional[str] = typer.Option(None, "--db", help="Record every evaluation in this store, with its request id (default: none)."),
+                  token_env: Optional[str] = typer.Option(None, "--token-env", help="Require Authorization: Bearer <the value of this environment variable>."),
+                  timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per candidate (default 300)."),
+                  max_queue: int = typer.Option(64, "--max-queue", help="Evaluations waiting or running before requests get 429."),
+                  max_batch: int = typer.Option(64, "--max-batch", help="Requests one batch may hold."),
+                  max_request_bytes: int = typer.Option(4 << 20, "--max-request-bytes", help="Largest request body (413 past it)."),
+                  max_source_bytes: int = typer.Option(256 << 10, "--max-source-bytes", help="Largest candidate source (413 past it)."),
+                  request_timeout: float = typer.Option(900.0, "--request-timeout", help="Seconds a request waits for its verdict (504 past it)."),
+                  check_workers: int = typer.Option(2, "--check-workers", help="Correctness-only workers per device (timed candidates get one per device).")) -> None:
+    """Serve evaluations over HTTP (POST /v1/evaluate): kgb as a reward function."""
+    import os
+
+    from kgb_core.serve import ServeLimits, serve
+    from kgb_core.service import EvaluationService
+
+    token = None
+    if token_env:
+        token = os.environ.get(token_env, "")
+        if not token:
+            raise UserError(f"--token-env {token_env}: that environment variable is unset or "
+                            f"empty")
+    hidden = (str(Path(db).resolve()),) if db else ()
+    service = EvaluationService(backend, emulate=emulate, timeout_s=timeout,
+                                check_workers_per_device=check_workers, hidden_paths=hidden)
+    if service.note:
+        typer.echo(service.note, err=True)
+    limits = ServeLimits(max_queue=max_queue, max_batch=max_batch,
+                         max_request_bytes=max_request_bytes, max_source_bytes=max_source_bytes,
+                         request_timeout_s=request_timeout)
+    serve(service, limits, host=host, port=port, token=token, db=db,
+          announce=lambda line: typer.echo(line, err=True))
+
+
 def main() -> None:
     """Entry point of the console script: Typer handles usage errors (exit 2), we handle ours."""
     try:

@@ -54,6 +54,8 @@ class EvalJob:
     method: str = ""
     sample: int = 0
     priority: int = FINAL
+    # This job's input seeds, where it names its own (a service's request); else the pool's.
+    seeds: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -326,7 +328,7 @@ class DevicePool(EvaluationPool):
     def _evaluate(self, index: int, job: EvalJob) -> EvalResult:
         def run() -> EvalResult:
             return self._evaluators[index].evaluate(job.op, job.source, method=job.method,
-                                                    sample=job.sample)
+                                                    sample=job.sample, seeds=job.seeds)
 
         if self.workers_per_device == 1:
             return run()

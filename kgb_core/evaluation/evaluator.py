@@ -274,16 +274,19 @@ class Evaluator:
             self._worker.kill() if kill else self._worker.close()
             self._worker = None
 
-    def evaluate(self, op_id: str, source: str, *, method: str = "", sample: int = 0) -> EvalResult:
+    def evaluate(self, op_id: str, source: str, *, method: str = "", sample: int = 0,
+                 seeds: Sequence[int] | None = None) -> EvalResult:
+        """One candidate; ``seeds``, where given, replace the settings' for this one alone (a
+        service's request that names its own seed)."""
         started = time.monotonic()
-        result = self._evaluate(op_id, source)
+        result = self._evaluate(op_id, source, seeds)
         result.method, result.sample = method, sample
         result.emulates = self.emulates  # every path, the worker's and the harness's own
         result.evaluated_on = self.slot
         result.duration_s = time.monotonic() - started
         return result
 
-    def _evaluate(self, op_id: str, source: str) -> EvalResult:
+    def _evaluate(self, op_id: str, source: str, seeds: Sequence[int] | None = None) -> EvalResult:
         finding = screen_source(source) if self.settings.screen else None
         if finding is not None:
             message = finding.message + (f" (line {finding.line})" if finding.line and
@@ -292,7 +295,8 @@ class Evaluator:
                               message=message)
         self._jobs += 1
         job = {"job": self._jobs, "op": op_id, "source": source,
-               "seeds": list(self.settings.seeds), "timing": self.settings.timing,
+               "seeds": list(self.settings.seeds if seeds is None else seeds),
+               "timing": self.settings.timing,
                "timing_settings": self.settings.timing_settings,
                "timeout_s": self.settings.timeout_s, "probe_draw": self.settings.probe_draw}
         worker = self._ensure_worker()

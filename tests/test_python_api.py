@@ -1,0 +1,61 @@
+"""kgb as a function (kgb_core.service): the verdicts ``kgb eval`` gives, from Python, over
+judges kept open between calls; importing kgb_core stays light."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgb_core.errors import UserError
+from kgb_core.service import EvalRequest, EvaluationService, as_request
+
+ROOT = Path(__file__).resolve().parents[1]
+RIGHT = (ROOT / "tests" / "controls" / "softmax_online_rows.py").read_text()
+CHEAT = (ROOT / "tests" / "adversarial" / "staged_answer_copied_by_triton.py").read_text()
+
+
+def test_importing_kgb_core_imports_no_torch_until_evaluate_is_used():
+    code = ("import sys, kgb_core; assert 'torch' not in sys.modules; "
+            "assert callable(kgb_core.evaluate) and callable(kgb_core.evaluate_many); "
+            "print('light')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "light" in done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def service():
+    with EvaluationService("cpu") as started:
+        yield started
+
+
+def test_evaluate_gives_kgb_evals_verdicts(service):
+    right = service.evaluate(RIGHT, "aten.softmax", timing=False)
+    assert right.verdict == "pass" and right.method == "api" and right.cases
+    cheat = service.evaluate(CHEAT, "aten.t", timing=False, seed=11)
+    assert cheat.verdict == "reference_used", cheat.message
+    assert {case.get("seed") for case in cheat.cases} <= {11, None}
+
+
+def test_evaluate_many_answers_in_order_over_the_same_workers(service):
+    results = service.evaluate_many([as_request(("aten.t", CHEAT)),
+                                     as_request({"op": "aten.softmax", "source": RIGHT,
+                                                 "timing": False}),
+                                     EvalRequest("aten.t", CHEAT, timing=False)])
+    assert [r.verdict for r in results] == ["reference_used", "pass", "reference_used"]
+
+
+@pytest.mark.parametrize("bad, says", [
+    (lambda s: s.submit(EvalRequest("aten.no_such_op", "x")), "unknown operator"),
+    (lambda s: EvalRequest("aten.softmax", None), "source as a string"),
+    (lambda s: EvalRequest("aten.softmax", "x", seed=-2), "seed"),
+    (lambda s: as_request({"op": "aten.softmax", "source": "x", "temperature": 1}), "unknown"),
+    (lambda s: as_request(["aten.softmax"]), "an (op, source) pair"),
+])
+def test_a_bad_request_is_a_clear_error_before_any_work(service, bad, says):
+    with pytest.raises(UserError, match=re.escape(says)):
+        bad(service)
