@@ -20,7 +20,7 @@
 # KGB_STEP_TIMEOUT_S (fidelity, overhead, queue; default 420), KGB_FIDELITY_RUNS, KGB_FIDELITY_ARGS (e.g. --recorders),
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # callcost (runner_call_cost.py and exchange_cost.py on the GPU), exchange (exchange_cost.py alone), owed (the checks this kgb
-# still owes a GPU, one step), ops (chosen references, KGB_OPS_ARGS, KGB_OPS_REPEAT times),
+# still owes a GPU, one step), ops (chosen references, KGB_OPS_ARGS, KGB_OPS_REPEAT times), serve (serve_load.py, KGB_SERVE_ARGS),
 # kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
@@ -151,6 +151,14 @@ for step in $steps; do
             --db "/tmp/ops-$round.db" >> "$OUT/ops.txt" 2>&1
         echo "ops round $round exit $?" >> "$OUT/ops.txt"
       done ;;
+    serve)
+      # kgb serve under load on the GPU (benchmarks/serve_load.py; carry .whl for Starlette
+      # and uvicorn): KGB_SERVE_ARGS, default timed requests from two clients.
+      # shellcheck disable=SC2086
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/serve_load.py --backend nvidia \
+          ${KGB_SERVE_ARGS:---timing --requests 12 --clients 2 --eval-runs 2} \
+          > "$OUT/serve_load.txt" 2>&1
+      echo "serve exit $?" >> "$OUT/serve_load.txt" ;;
     owed)
       # What this kgb still owes a GPU (RESULTS.md, fourth session of 2026-12-05): the three
       # references not yet seen passing there (`_to_copy`, and SDPA's fp16/bf16 bound), every
