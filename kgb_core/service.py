@@ -4,7 +4,8 @@
 between calls, so a candidate costs a fresh sandboxed runner, not a judge start: one pool of
 correctness-only workers (several per device: checks overlap on the host's cores) and one
 timing pool with one worker per device (a timed candidate has its device to itself). Each pool
-starts on its first request. Everything the CLI's checks do, this does: the same judge, the
+starts on its first request; they share a gate per device, so a timed candidate runs with no
+check beside it on its device. Everything the CLI's checks do, this does: the same judge, the
 same verdicts, the same ``EvalResult`` that ``kgb eval --json`` prints.
 
 ``kgb_core.evaluate`` and ``kgb_core.evaluate_many`` (lazy names on the package: importing
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from kgb_core.errors import UserError
-from kgb_core.evaluation.devices import DevicePool, EvalJob
+from kgb_core.evaluation.devices import DevicePool, EvalJob, device_gates
 from kgb_core.evaluation.evaluator import EvaluationSettings
 from kgb_core.evaluation.results import EvalResult
 
@@ -75,6 +76,9 @@ class EvaluationService:
             hidden_paths=tuple(hidden_paths))
         self.devices = list(devices) if devices else None
         self.check_workers_per_device = max(1, int(check_workers_per_device))
+        # Both pools run on the same devices: a timed candidate waits for the checks running
+        # there to end, and none starts until it is done (its timings are the device's alone).
+        self._gates = device_gates(self.devices or [None])
         self._pools: dict[bool, DevicePool] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -101,6 +105,12 @@ class EvaluationService:
         futures = [self.submit(request) for request in requests]
         return [future.result() for future in futures]
 
+    def busy_intervals(self, timing: bool) -> list[tuple[float, float]]:
+        """(start, end) of every evaluation of this kind so far, in monotonic seconds."""
+        with self._lock:
+            pool = self._pools.get(timing)
+        return [span for usage in (pool.usage() if pool else []) for span in usage.intervals]
+
     def slots(self, timing: bool) -> int:
         """How many candidates of this kind run at once."""
         devices = len(self.devices or [None])
@@ -116,7 +126,7 @@ class EvaluationService:
                 settings = EvaluationSettings(**{**self.settings.__dict__, "timing": timing})
                 pool = DevicePool(self.backend, settings, self.devices,
                                   workers_per_device=1 if timing
-                                  else self.check_workers_per_device)
+                                  else self.check_workers_per_device, gates=self._gates)
                 pool.start()
                 self._pools[timing] = pool
             return pool

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from kgb_core.errors import UserError
+from kgb_core.plugins import load_registry
 from kgb_core.service import EvalRequest, EvaluationService, as_request
 
 ROOT = Path(__file__).resolve().parents[1]
-RIGHT = (ROOT / "tests" / "controls" / "softmax_online_rows.py").read_text()
+# A right candidate that is quick to check and time in the interpreter: the reference kernel.
+RIGHT = load_registry().operator("aten.neg").reference_kernel()
 CHEAT = (ROOT / "tests" / "adversarial" / "staged_answer_copied_by_triton.py").read_text()
 
 
@@ -34,7 +36,7 @@ def service():
 
 
 def test_evaluate_gives_kgb_evals_verdicts(service):
-    right = service.evaluate(RIGHT, "aten.softmax", timing=False)
+    right = service.evaluate(RIGHT, "aten.neg", timing=False)
     assert right.verdict == "pass" and right.method == "api" and right.cases
     cheat = service.evaluate(CHEAT, "aten.t", timing=False, seed=11)
     assert cheat.verdict == "reference_used", cheat.message
@@ -43,7 +45,7 @@ def test_evaluate_gives_kgb_evals_verdicts(service):
 
 def test_evaluate_many_answers_in_order_over_the_same_workers(service):
     results = service.evaluate_many([as_request(("aten.t", CHEAT)),
-                                     as_request({"op": "aten.softmax", "source": RIGHT,
+                                     as_request({"op": "aten.neg", "source": RIGHT,
                                                  "timing": False}),
                                      EvalRequest("aten.t", CHEAT, timing=False)])
     assert [r.verdict for r in results] == ["reference_used", "pass", "reference_used"]
@@ -59,3 +61,36 @@ def test_evaluate_many_answers_in_order_over_the_same_workers(service):
 def test_a_bad_request_is_a_clear_error_before_any_work(service, bad, says):
     with pytest.raises(UserError, match=re.escape(says)):
         bad(service)
+
+
+def test_a_timed_candidate_has_its_device_to_itself_while_checks_run_beside_each_other(
+        service, monkeypatch):
+    """The service's check workers and its timing worker share each device's gate: no check
+    runs while a timed candidate does (its timings are the device's alone)."""
+    import threading
+    import time
+
+    from kgb_core.evaluation.evaluator import Evaluator
+
+    spans: list[tuple[bool, float, float]] = []
+    lock = threading.Lock()
+    evaluate = Evaluator.evaluate
+
+    def recorded(self, *args, **kwargs):
+        started = time.monotonic()
+        try:
+            return evaluate(self, *args, **kwargs)
+        finally:
+            with lock:
+                spans.append((self.settings.timing, started, time.monotonic()))
+
+    monkeypatch.setattr(Evaluator, "evaluate", recorded)
+    requests = [EvalRequest("aten.neg", RIGHT, timing=False) for _ in range(3)]
+    requests.insert(1, EvalRequest("aten.neg", RIGHT, timing=True))
+    requests.append(EvalRequest("aten.neg", RIGHT, timing=False))
+    assert {r.verdict for r in service.evaluate_many(requests)} == {"pass"}
+    timed = [(start, end) for timing, start, end in spans if timing]
+    checks = [(start, end) for timing, start, end in spans if not timing]
+    assert len(timed) == 1 and len(checks) == 4
+    for start, end in timed:
+        assert all(check_end <= start or check_start >= end for check_start, check_end in checks)

@@ -135,7 +135,7 @@ class _SharedDeviceEvaluator:
     def start(self):
         pass
 
-    def evaluate(self, op, source, method="", sample=0):
+    def evaluate(self, op, source, method="", sample=0, seeds=None):
         with self.lock:
             type(self).running += 1
             crowded = type(self).running > 1

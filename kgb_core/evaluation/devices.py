@@ -214,6 +214,11 @@ class _DeviceGate:
                 self._condition.notify_all()
 
 
+def device_gates(devices: Sequence[int | None]) -> dict[int | None, _DeviceGate]:
+    """One gate per device, for pools that share the devices (``DevicePool(gates=...)``)."""
+    return {device: _DeviceGate() for device in devices}
+
+
 def ran_out_of_device_memory(result: EvalResult) -> bool:
     """An out-of-memory verdict, or another failure the allocator's message explains: a
     harness error (inputs, reference), a runner that could not set its device up for want of
@@ -231,12 +236,17 @@ class DevicePool(EvaluationPool):
     timing off), each fed by its own thread from a shared queue."""
 
     def __init__(self, backend: "Backend", settings: EvaluationSettings,
-                 devices: Sequence[int] | None = None, workers_per_device: int = 1) -> None:
+                 devices: Sequence[int] | None = None, workers_per_device: int = 1,
+                 gates: dict[int | None, "_DeviceGate"] | None = None) -> None:
+        """``gates`` (``device_gates``) are shared with another pool on the same devices (a
+        service's checks and timings): then this pool's jobs share each device with the
+        other's, and a timing pool's have it alone."""
         check_workers_per_device(workers_per_device, settings.timing)
         self.backend = backend
         self.settings = settings
         self.devices: list[int | None] = list(devices) if devices else [None]
         self.workers_per_device = workers_per_device
+        self._shared_gates = gates is not None
         self._queue: "queue.PriorityQueue[_Queued]" = queue.PriorityQueue()
         self._sequence = itertools.count()
         self._evaluators: list[Evaluator] = []
@@ -244,7 +254,7 @@ class DevicePool(EvaluationPool):
         self._usage: list[SlotUsage] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._gates = {device: _DeviceGate() for device in self.devices}
+        self._gates = gates if gates is not None else device_gates(self.devices)
 
     def describe(self) -> dict[str, Any]:
         # workers_per_device only when above 1, so a plain run records what it always did.
@@ -330,9 +340,12 @@ class DevicePool(EvaluationPool):
             return self._evaluators[index].evaluate(job.op, job.source, method=job.method,
                                                     sample=job.sample, seeds=job.seeds)
 
-        if self.workers_per_device == 1:
-            return run()
         gate = self._gates[self._slots()[index][0]]
+        if self.settings.timing and self._shared_gates:
+            with gate.exclusive():  # a timed candidate has its device to itself
+                return run()
+        if self.workers_per_device == 1 and not self._shared_gates:
+            return run()
         with gate.shared():
             result = run()
         if not ran_out_of_device_memory(result):
