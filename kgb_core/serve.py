@@ -196,10 +196,15 @@ def build_app(service: EvaluationService, limits: ServeLimits, *, token: str | N
         try:
             evaluation = EvalRequest(op=item["op"], source=item["source"], timing=timing,
                                      seed=item.get("seed"))
+        except UserError as error:
+            raise HTTPError(400, str(error)) from None
+        if "." not in evaluation.op:
+            raise HTTPError(400, f"an operator id looks like <source>.<name> (aten.softmax), "
+                                 f"not {evaluation.op!r}")
+        try:
             service.registry.operator(evaluation.op)
         except UserError as error:
-            status = 400 if "seed" in str(error) or "must look like" in str(error) else 404
-            raise HTTPError(status, str(error)) from None
+            raise HTTPError(404, str(error)) from None
         return evaluation
 
     def start(evaluation: EvalRequest, request_id: str) -> "Future[EvalResult]":
@@ -260,12 +265,14 @@ def build_app(service: EvaluationService, limits: ServeLimits, *, token: str | N
                              "results": [answer(r, i) for r, i in zip(results, ids)]},
                             headers={"X-Request-Id": request_id})
 
-    async def health(request: Request) -> JSONResponse:
-        from kgb_core.evaluation.sandbox import find_sandbox
+    from kgb_core.evaluation.sandbox import find_sandbox
 
+    sandbox = find_sandbox().name  # what every runner of this service runs in
+
+    async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "backend": service.backend.label,
                              "queue": {"pending": admission.pending, "limit": admission.limit},
-                             "sandbox": find_sandbox().name, "recording": recorder is not None})
+                             "sandbox": sandbox, "recording": recorder is not None})
 
     async def operators(request: Request) -> JSONResponse:
         request_id = uuid.uuid4().hex

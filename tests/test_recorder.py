@@ -88,3 +88,15 @@ def test_staged_copies_past_the_budget_are_refused_not_dropped():
         for _ in range(3):
             x.t().contiguous()
     assert len(staged.kept) == 2 and staged.refused and "aten.clone" in staged.refused
+
+
+def test_a_copy_of_the_inputs_stays_theirs_through_a_resize():
+    """A no-op ``resize_`` keeps a storage's values: it must not launder a copy of the inputs
+    into one the call seems to have allocated."""
+    x = torch.arange(64.0).reshape(8, 8)
+    staged = StagedCopies(budget=1 << 20, inputs=[x])
+    with Recording(staged=staged):
+        copy = x.clone()
+        copy.resize_(copy.shape)
+        copy.t().contiguous()
+    assert len(staged.kept) == 1 and torch.equal(staged.kept[0], x.t())

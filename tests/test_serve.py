@@ -122,7 +122,7 @@ def test_a_timed_request_comes_back_with_its_speedup(server):
     ([1, 2], None, 400, "JSON object"),
     ({"op": "aten.softmax"}, None, 400, "'source' must be a string"),
     ({"op": "aten.no_such_op", "source": "x"}, None, 404, "unknown operator"),
-    ({"op": "softmax", "source": "x"}, None, 400, "must look like"),
+    ({"op": "softmax", "source": "x"}, None, 400, "looks like <source>.<name>"),
     ({"op": "aten.softmax", "source": "x", "extra": 1}, None, 400, "unknown field"),
     ({"op": "aten.softmax", "source": "x", "seed": -1}, None, 400, "seed"),
     ({"op": "aten.softmax", "source": "x", "timing": "yes"}, None, 400, "timing"),

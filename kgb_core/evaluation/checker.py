@@ -595,8 +595,8 @@ class Evaluation:
             if not _varies(output) or any(
                     t.numel() == output.numel() and _holds(t, output, tolerance) for t in given):
                 continue
-            for copy, site in itertools.zip_longest(outcome.staged, outcome.staged_sites,
-                                                    fillvalue="a torch copy"):
+            sites = outcome.staged_sites + ["a torch copy"] * len(outcome.staged)
+            for copy, site in zip(outcome.staged, sites):
                 if copy.numel() == output.numel() and _holds(copy, output, tolerance):
                     return (f"a torch copy made during kernel(...), {site}, held the "
                             f"answer (output tensor {index}) as it was made: the Triton "
