@@ -90,6 +90,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "min_repetitions": ("timing_settings", (int,)),
         "max_repetitions": ("timing_settings", (int,)),
         "slow_call_repetitions": ("timing_settings", (int,)),
+        "median_interval": ("timing_settings", (int, float)),
     },
 }
 _METHOD_SECTION = "method"

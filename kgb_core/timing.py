@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from kgb_core.stats import coefficient_of_variation, median
+from kgb_core.stats import coefficient_of_variation, median, relative_median_interval
 
 # The mark a stored timer label carries when its numbers measure no chip: the backend declared
 # ``timings_measure_hardware = False`` (Triton's interpreter does). Reports read it from the
@@ -51,6 +51,11 @@ class TimingSettings:
     # default until measured against do_bench on a GPU (benchmarks/timer_fidelity.py
     # --recorders; benchmarks/RESULTS.md, sixth session of 2026-12-05, says why).
     device_lead: bool = False
+    # Repetitions that stop when the median is known: with a bound above 0, repetitions are
+    # taken in batches (at least min_repetitions, then as many again) until the median's
+    # confidence interval (stats.median_interval) is within this fraction of it, or
+    # max_repetitions are taken; rep_ms then only sizes the first batch. 0: the fixed budget.
+    median_interval: float = 0.0
 
     def repetitions_for(self, estimate_ms: float, budget_ms: float) -> int:
         if estimate_ms <= 0:
@@ -138,7 +143,20 @@ class Timer(ABC):
             self._before()
             fn()
         repetitions = self.settings.repetitions_for(estimate, self.settings.rep_ms)
-        return self._timing(self.time_repetitions_ms(fn, repetitions))
+        samples = self.time_repetitions_ms(fn, repetitions)
+        if self.settings.median_interval > 0:
+            samples = self._until_the_median_is_known(fn, samples)
+        return self._timing(samples)
+
+    def _until_the_median_is_known(self, fn: Callable[[], Any], samples: list[float]) -> list[float]:
+        """More batches, each as large as all taken so far (doubling the count narrows the
+        interval by about a factor of sqrt 2), while the median's interval is wider than the
+        bound and the ceiling is not reached."""
+        ceiling = self.settings.max_repetitions
+        while (len(samples) < ceiling
+               and relative_median_interval(samples) > self.settings.median_interval):
+            samples += self.time_repetitions_ms(fn, min(len(samples), ceiling - len(samples)))
+        return samples
 
     def time_repetitions_ms(self, fn: Callable[[], Any], count: int) -> list[float]:
         """The repetitions the median is taken over. One by one here; a device timer may queue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from kgb_core.config import load_config
+from kgb_core.stats import median_interval, relative_median_interval
 from kgb_core.timing import TimingSettings, WallClockTimer
 
 
@@ -65,3 +66,53 @@ def test_a_config_sets_the_slow_call_sample_count(tmp_path):
     path.write_text("[timing]\nslow_call_repetitions = 5\n")
     settings = TimingSettings.from_mapping(load_config(path).timing_settings, TimingSettings())
     assert settings.slow_call_repetitions == 5
+
+
+class _Scripted(WallClockTimer):
+    """Samples from a script instead of a clock: the policy alone, with no timing noise."""
+
+    def __init__(self, settings: TimingSettings, samples) -> None:
+        super().__init__(settings, lambda: None, label="scripted")
+        self.samples = iter(samples)
+
+    def time_once_ms(self, fn) -> float:
+        fn()
+        return next(self.samples)
+
+
+def _adaptive(bound: float, max_repetitions: int = 160) -> TimingSettings:
+    return TimingSettings(warmup_ms=1.0, rep_ms=10.0, min_repetitions=10,
+                          max_repetitions=max_repetitions, median_interval=bound)
+
+
+def test_repetitions_stop_once_the_median_is_known():
+    """Steady samples: the first batch (the budget's 10) already pins the median to 1 %."""
+    steady = [1.0] * 3 + [1.0 + 0.001 * (i % 5) for i in range(1000)]
+    timing = _Scripted(_adaptive(0.01), steady).measure(lambda: None)
+    assert timing.repetitions == 10 and abs(timing.median_ms - 1.002) < 1e-9
+
+
+def test_noisy_samples_take_more_batches_up_to_the_ceiling():
+    """Samples spread over +-20 %: batches double the count until the interval is within 1 %,
+    and never past max_repetitions."""
+    noisy = [1.0] * 3 + [0.8 + 0.4 * ((i * 7919) % 101) / 100 for i in range(1000)]
+    narrow = _Scripted(_adaptive(0.01, max_repetitions=1000), noisy).measure(lambda: None)
+    assert narrow.repetitions in (20, 40, 80, 160, 320, 640, 1000) and narrow.repetitions > 10
+    capped = _Scripted(_adaptive(0.001, max_repetitions=25), noisy).measure(lambda: None)
+    assert capped.repetitions == 25
+    fixed = _Scripted(_adaptive(0.0), noisy).measure(lambda: None)
+    assert fixed.repetitions == 10  # off: the budget's count, as before
+
+
+def test_the_medians_interval_is_order_statistics_around_the_middle():
+    values = list(range(1, 101))  # 1..100: ranks 50 -+ 9.8
+    low, high = median_interval(values)
+    assert (low, high) == (41, 60)
+    assert relative_median_interval(values) == (60 - 41) / 2 / 50.5
+    assert median_interval([3.0]) == (3.0, 3.0)
+
+
+def test_a_config_sets_the_median_interval(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("[timing]\nmedian_interval = 0.01\n")
+    assert load_config(path).timing_settings["median_interval"] == 0.01
