@@ -543,6 +543,7 @@ def serve_command(host: str = typer.Option("127.0.0.1", "--host", help="Address 
                   max_request_bytes: int = typer.Option(4 << 20, "--max-request-bytes", help="Largest request body (413 past it)."),
                   max_source_bytes: int = typer.Option(256 << 10, "--max-source-bytes", help="Largest candidate source (413 past it)."),
                   request_timeout: float = typer.Option(900.0, "--request-timeout", help="Seconds a request waits for its verdict (504 past it)."),
+                  devices: Optional[str] = typer.Option(None, "--devices", help="Devices to evaluate on, each with its own workers: 0,1,2,3 or all (default: one, unpinned)."),
                   check_workers: int = typer.Option(2, "--check-workers", help="Correctness-only workers per device (timed candidates get one per device).")) -> None:
     """Serve evaluations over HTTP (POST /v1/evaluate): kgb as a reward function."""
     import os
@@ -557,7 +558,7 @@ def serve_command(host: str = typer.Option("127.0.0.1", "--host", help="Address 
             raise UserError(f"--token-env {token_env}: that environment variable is unset or "
                             f"empty")
     hidden = (str(Path(db).resolve()),) if db else ()
-    service = EvaluationService(backend, emulate=emulate, timeout_s=timeout,
+    service = EvaluationService(backend, emulate=emulate, timeout_s=timeout, devices=devices,
                                 check_workers_per_device=check_workers, hidden_paths=hidden)
     if service.note:
         typer.echo(service.note, err=True)

@@ -59,7 +59,7 @@ class EvaluationService:
     """
 
     def __init__(self, backend: str | None = None, *, registry: Any = None,
-                 emulate: str | None = None, devices: Sequence[int] | None = None,
+                 emulate: str | None = None, devices: Sequence[int] | str | None = None,
                  check_workers_per_device: int = CHECK_WORKERS_PER_DEVICE,
                  timeout_s: float | None = None, seeds: Sequence[int] | None = None,
                  hidden_paths: Sequence[str] = ()) -> None:
@@ -74,6 +74,10 @@ class EvaluationService:
             seeds=tuple(seeds if seeds is not None else defaults.seeds),
             timeout_s=float(timeout_s if timeout_s is not None else defaults.timeout_s),
             hidden_paths=tuple(hidden_paths))
+        if isinstance(devices, str):  # as --devices takes it: "all", "0,1", "0-3"
+            from kgb_core.evaluation.devices import parse_devices
+
+            devices = parse_devices(devices, self.backend)
         self.devices = list(devices) if devices else None
         self.check_workers_per_device = max(1, int(check_workers_per_device))
         # Both pools run on the same devices: a timed candidate waits for the checks running

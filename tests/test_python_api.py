@@ -94,3 +94,10 @@ def test_a_timed_candidate_has_its_device_to_itself_while_checks_run_beside_each
     assert len(timed) == 1 and len(checks) == 4
     for start, end in timed:
         assert all(check_end <= start or check_start >= end for check_start, check_end in checks)
+
+
+def test_devices_are_given_as_kgb_run_takes_them():
+    with pytest.raises(UserError, match="there is no device 999"):
+        EvaluationService("cpu", devices="999")
+    with EvaluationService("cpu", devices="0") as pinned:
+        assert pinned.devices == [0] and pinned.slots(timing=False) == 2
