@@ -37,6 +37,7 @@ import torch
 
 from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.backend_gaps import note_gap
+from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
@@ -184,7 +185,8 @@ class Evaluation:
 
     def __init__(self, spec: OperatorSpec, backend: Any, device: str, timer: Timer | None,
                  channel: RunnerChannel, settings: CheckSettings,
-                 timing_settings: dict[str, Any] | None = None, deadline: float = float("inf")) -> None:
+                 timing_settings: dict[str, Any] | None = None, deadline: float = float("inf"),
+                 baselines: BaselineCache | None = None) -> None:
         self.spec = spec
         self.backend = backend
         self.device = device
@@ -193,6 +195,8 @@ class Evaluation:
         self.settings = settings
         self.timing_settings = timing_settings or {}
         self.deadline = deadline
+        # The judge's kept baseline timings (one Evaluation's own when none is given).
+        self.baselines = baselines if baselines is not None else BaselineCache()
         self.result = EvalResult(op=spec.id, backend=backend.name, verdict=verdicts.PASS,
                                  emulates=backend.emulates)
         self.runnable: list[tuple[ShapeCase, str]] = []
@@ -335,7 +339,6 @@ class Evaluation:
         spec, quirks = self.spec, self.backend.quirks
         timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
                  for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
-        baseline = spec.timing_baseline
         for index, (case, dtype) in enumerate(timed):
             sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
             pristine = [clone_tree(one) for one in sets]
@@ -346,14 +349,15 @@ class Evaluation:
                                    "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
             self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
-            if spec.time_baseline is not None:  # timed where the reference may run
-                reference = spec.time_baseline(self.timing_settings, baseline_sets)
-            else:
-                turns = itertools.cycle(baseline_sets)
-                reference = self.timer.measure(lambda: baseline(*next(turns)))
+            kept, reused = self.baselines.get_or_measure(
+                BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
+                                  self.timing_settings),
+                lambda: self._time_baseline(baseline_sets))
+            reference = kept.timing
             self.result.timings.append({
                 "case": case.name, "tier": case.tier, "dtype": dtype,
                 "candidate": candidate.to_dict(), "reference": reference.to_dict(),
+                "reference_measured_at": kept.measured_at, "reference_reused": reused,
                 "speedup": reference.median_ms / candidate.median_ms
                 if candidate.median_ms > 0 else None,
             })
@@ -366,6 +370,14 @@ class Evaluation:
             self.result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in timings)
             self.result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in timings)
             self.result.speedup = geometric_mean(t["speedup"] for t in timings)
+
+    def _time_baseline(self, sets: list[list[Any]]) -> Timing:
+        """The baseline's timing on the judge's own copies of the timed input sets."""
+        spec = self.spec
+        if spec.time_baseline is not None:  # timed where the reference may run
+            return spec.time_baseline(self.timing_settings, sets)
+        turns = itertools.cycle(sets)
+        return self.timer.measure(lambda: spec.timing_baseline(*next(turns)))
 
     def _check_timed_samples(self, case: ShapeCase, dtype: str, samples: Any,
                              pristine: list[list[Any]]) -> None:

@@ -90,6 +90,7 @@ class Judge:
                  hidden_paths: Sequence[str] = (), runner_limits: dict[str, int] | None = None,
                  runner_host_memory: int | None = None) -> None:
         from kgb_core.evaluation import sandbox
+        from kgb_core.evaluation.baselines import BaselineCache
         from kgb_core.timing import Timers
 
         self.registry = registry
@@ -112,6 +113,8 @@ class Judge:
         self.runner_host_memory = (runner_host_memory if runner_host_memory is not None
                                    else self.backend.worker_host_memory_limit())
         self.timers = Timers(self.backend)
+        # Baseline timings kept for the same operator's next candidates (baselines.py).
+        self.baselines = BaselineCache()
         self.template = None
         import tempfile
 
@@ -225,7 +228,7 @@ class Judge:
         evaluation = Evaluation(spec, self.backend, self.device, self.timers.get(timing_settings),
                                 channel, CheckSettings(seeds=seeds, timing=timing,
                                               probe_draw=probe_draw),
-                                timing_settings, deadline)
+                                timing_settings, deadline, baselines=self.baselines)
         result = evaluation.result
         try:
             channel.wait_ready(max(1.0, deadline - time.monotonic()))
