@@ -4,7 +4,7 @@ latency percentiles, and what one evaluation costs through the service against `
     python benchmarks/serve_load.py --backend cpu --requests 24 --clients 4
 
 Prints one table; the last line is `requests N, clients C, wall S s, requests/min R`.
-The first request (the judges' start) is timed apart and left out of the percentiles.
+The first request is timed apart and left out of the percentiles.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def main() -> None:
                            stdout=quiet, stderr=quiet, timeout=args.limit_s, check=False)
             eval_walls.append(time.perf_counter() - begun)
     rows = [
-        ("first request (judges start)", f"{first_s:.3f} s"),
+        ("first request (the judges start with the server)", f"{first_s:.3f} s"),
         ("one request at a time, median of 3", f"{statistics.median(sequential):.3f} s"),
         ("  of which the service's own (HTTP, queue), median",
          f"{statistics.median(added) * 1000:.1f} ms"),

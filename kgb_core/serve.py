@@ -209,7 +209,11 @@ def build_app(service: EvaluationService, limits: ServeLimits, *, token: str | N
 
     def start(evaluation: EvalRequest, request_id: str) -> "Future[EvalResult]":
         started = time.monotonic()
-        future = service.submit(evaluation)
+        try:
+            future = service.submit(evaluation)
+        except Exception as error:  # a pool that failed to start, a service shutting down
+            admission.done(0.0)
+            raise HTTPError(503, f"the evaluation could not be queued: {error}") from None
 
         def finished(done: "Future[EvalResult]") -> None:
             admission.done(time.monotonic() - started)
@@ -258,7 +262,15 @@ def build_app(service: EvaluationService, limits: ServeLimits, *, token: str | N
             evaluations = [to_request(item) for item in items]
             admission.admit(len(evaluations))
             ids = [f"{request_id}-{index}" for index in range(len(evaluations))]
-            results = await wait([start(e, i) for e, i in zip(evaluations, ids)])
+            futures: list["Future[EvalResult]"] = []
+            try:
+                for evaluation, evaluation_id in zip(evaluations, ids):
+                    futures.append(start(evaluation, evaluation_id))
+            except HTTPError:  # the failed one gave its place back; so do those not started
+                for _ in range(len(evaluations) - len(futures) - 1):
+                    admission.done(0.0)
+                raise
+            results = await wait(futures)
         except HTTPError as error:
             return error_response(error, request_id)
         return JSONResponse({"request_id": request_id,
@@ -301,6 +313,9 @@ def serve(service: EvaluationService, limits: ServeLimits, *, host: str, port: i
     except ImportError:
         raise UserError("kgb serve needs Starlette and uvicorn: pip install "
                         "'kernelgenbench[serve]'") from None
+    # Both pools start now, not on the first request: a pool's judges take seconds to start,
+    # and the server's event loop must not wait on them.
+    service.start()
     recorder = None
     if db:
         from kgb_core.environment import describe_environment

@@ -121,6 +121,11 @@ class EvaluationService:
         return devices * (1 if timing else self.check_workers_per_device)
 
     # -- pools -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start both pools now rather than on their first request (a server does)."""
+        for timing in (False, True):
+            self._pool(timing)
+
     def _pool(self, timing: bool) -> DevicePool:
         with self._lock:
             if self._closed:
