@@ -15,6 +15,7 @@ same verdicts, the same ``EvalResult`` that ``kgb eval --json`` prints.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -109,12 +110,6 @@ class EvaluationService:
         futures = [self.submit(request) for request in requests]
         return [future.result() for future in futures]
 
-    def busy_intervals(self, timing: bool) -> list[tuple[float, float]]:
-        """(start, end) of every evaluation of this kind so far, in monotonic seconds."""
-        with self._lock:
-            pool = self._pools.get(timing)
-        return [span for usage in (pool.usage() if pool else []) for span in usage.intervals]
-
     def slots(self, timing: bool) -> int:
         """How many candidates of this kind run at once."""
         devices = len(self.devices or [None])
@@ -132,7 +127,7 @@ class EvaluationService:
                 raise RuntimeError("the evaluation service is closed")
             pool = self._pools.get(timing)
             if pool is None:
-                settings = EvaluationSettings(**{**self.settings.__dict__, "timing": timing})
+                settings = dataclasses.replace(self.settings, timing=timing)
                 pool = DevicePool(self.backend, settings, self.devices,
                                   workers_per_device=1 if timing
                                   else self.check_workers_per_device, gates=self._gates)
