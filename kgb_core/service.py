@@ -45,8 +45,13 @@ class EvalRequest:
     def __post_init__(self) -> None:
         if not isinstance(self.op, str) or not self.op:
             raise UserError("an evaluation needs the operator's id, e.g. aten.softmax")
+        if "." not in self.op:
+            raise UserError(f"an operator id looks like <source>.<name> (aten.softmax), not "
+                            f"{self.op!r}")
         if not isinstance(self.source, str):
             raise UserError("an evaluation needs the candidate's source as a string")
+        if not isinstance(self.timing, bool):
+            raise UserError("'timing' must be true or false")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
                                       or self.seed < 0):
             raise UserError(f"seed must be a non-negative integer, not {self.seed!r}")
@@ -159,8 +164,6 @@ def _service(backend: str | None) -> EvaluationService:
         service = _SERVICES.get(backend)
         if service is None:
             service = _SERVICES[backend] = EvaluationService(backend)
-            if len(_SERVICES) == 1:
-                atexit.register(close_all)
         return service
 
 
@@ -189,7 +192,7 @@ def as_request(item: EvalRequest | tuple[str, str] | dict[str, Any]) -> EvalRequ
         unknown = set(item) - set(EvalRequest.__dataclass_fields__)
         if unknown:
             raise UserError(f"unknown field(s) in an evaluation request: {sorted(unknown)}")
-        return EvalRequest(**item)
+        return EvalRequest(**{"op": None, "source": None, **item})  # a missing one: said so
     raise UserError(f"an evaluation request is an EvalRequest, an (op, source) pair or a dict, "
                     f"not {type(item).__name__}")
 
@@ -201,3 +204,6 @@ def close_all() -> None:
         _SERVICES.clear()
     for service in services:
         service.close()
+
+
+atexit.register(close_all)

@@ -206,10 +206,9 @@ def _poison(tensor: torch.Tensor) -> None:
 # The ops whose result holds none of the inputs' values: a new storage, or (``out=``) one
 # written through. Not ``resize_``: a resized storage keeps its values, and a no-op resize of a
 # copy of the inputs must not make it look like the call's own.
-_ALLOCATES = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
-    "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full",
-    "arange", "scalar_tensor"})
+_ALLOCATES = _UNINITIALISED | frozenset({
+    "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
+    "new_full", "arange", "scalar_tensor"})
 
 
 _NOT_THE_CANDIDATES_FILES = tuple(os.path.dirname(module.__file__) + os.sep
