@@ -315,10 +315,12 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 no_timing: bool = typer.Option(False, "--no-timing", help="Check correctness only."),
                 concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Operators generated at once (threads calling the method's endpoint; default 1)."),
                 devices: Optional[str] = typer.Option(None, "--devices", help="One evaluation worker per device, pinned to it: 0,1,2,3 or all (default: one worker)."),
-                workers_per_device: Optional[int] = typer.Option(None, "--workers-per-device", help="Worker processes per device (default 1); above 1 only with --no-timing: for correctness passes and warming Triton's cache, never for timing."),
+                workers_per_device: Optional[int] = typer.Option(None, "--workers-per-device", help="Worker processes per device (default 1): their checks overlap, and in a timed run each times with the device to itself (the device's lock)."),
                 executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray (pip install \"kernelgenbench[ray]\")."),
                 address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster to join (default: a local Ray instance)."),
                 source_opt: Optional[List[str]] = typer.Option(None, "--source-opt", help="A source's option, NAME.KEY=VALUE (repeatable), e.g. kernelbench.path=DIR."),
+                baselines: Optional[str] = typer.Option(None, "--baselines", help="Stored baseline timings, reused by later runs on this machine: a file, or none (default on a GPU: ~/.cache/kgb/baselines.sqlite)."),
+                retime_baselines: bool = typer.Option(False, "--retime-baselines", help="Measure every stored baseline again, once, in this run."),
 ) -> None:
     """Run a sweep: generate with a method, evaluate on a backend, store every result.
 
@@ -336,7 +338,9 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                              backend=backend, emulate=emulate, db=db, seeds=seeds,
                              timeout_s=timeout, concurrency=concurrency, devices=devices,
                              workers_per_device=workers_per_device, executor=executor,
-                             ray_address=address)
+                             ray_address=address, baselines=baselines)
+    if retime_baselines:
+        config.retime_baselines = True
     if address and config.executor != "ray":
         raise UserError("--address names a Ray cluster; use it with --executor ray")
     config.source_options = merged(config.source_options,

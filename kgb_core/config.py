@@ -47,6 +47,11 @@ class RunConfig:
     worker_reuse: bool = True
     timing: bool = True
     timing_settings: dict[str, float] = field(default_factory=dict)
+    # Stored baselines (kgb_core/evaluation/baselines.py): a file, "none" (each judge keeps its
+    # own for its life), or None: the machine's file where the backend's timings measure a
+    # chip. ``retime_baselines``: measure every stored one again, once, in this run.
+    baselines: str | None = None
+    retime_baselines: bool = False
     token_budget: int | None = None
     cost_budget_usd: float | None = None
     # Scale-out (docs/scale-out.md). None of these change what a run is (its plan key), so a
@@ -83,6 +88,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "timeout_s": ("timeout_s", (int, float)),
         "worker_reuse": ("worker_reuse", (bool,)),
         "timing": ("timing", (bool,)),
+        "baselines": ("baselines", (str,)),
+        "retime_baselines": ("retime_baselines", (bool,)),
     },
     "timing": {
         "warmup_ms": ("timing_settings", (int, float)),

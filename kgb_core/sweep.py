@@ -11,6 +11,7 @@ same plan is continued and every (op, backend, method, sample) already stored is
 
 from __future__ import annotations
 
+import os
 import queue
 import sqlite3
 import threading
@@ -26,6 +27,7 @@ from kgb_core.config import RunConfig, validate_method_options
 from kgb_core.environment import describe_environment
 from kgb_core.errors import UserError
 from kgb_core.evaluation import harness_verdicts, sandbox, verdicts
+from kgb_core.evaluation.baselines import now as baseline_now
 from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
                                          EvaluationPool, SlotUsage,
                                          check_workers_per_device, parse_devices)
@@ -148,7 +150,7 @@ def resolve_backend(registry: Registry, name: str | None,
 
 
 def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
-    check_workers_per_device(config.workers_per_device, config.timing)
+    check_workers_per_device(config.workers_per_device)
     configure_sources(registry, config.source_options)
     method = registry.method(config.method) if config.method else registry.default_method()
     config.method = method.name
@@ -186,18 +188,42 @@ def plan_sweep(config: RunConfig, registry: Registry) -> SweepPlan:
                      backend_note=note, devices=devices)
 
 
-def evaluation_settings(config: RunConfig) -> EvaluationSettings:
+def evaluation_settings(config: RunConfig, backend: Backend | None = None) -> EvaluationSettings:
+    """What the judges are told; ``backend`` decides where baselines are stored by default."""
+    baselines = stored_baselines(config, backend)
     return EvaluationSettings(seeds=tuple(config.seeds), timeout_s=config.timeout_s,
                               timing=config.timing, timing_settings=dict(config.timing_settings),
                               worker_reuse=config.worker_reuse,
                               hidden_paths=(str(Path(config.db).resolve()),),
-                              source_options=config.source_options)
+                              source_options=config.source_options,
+                              baselines=baselines,
+                              retime_baselines_before=baseline_now()
+                              if baselines and config.retime_baselines else "")
+
+
+def default_baselines_file() -> Path:
+    """The machine's stored baselines: ``$XDG_CACHE_HOME/kgb`` (``~/.cache/kgb``)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "kgb" / "baselines.sqlite"
+
+
+def stored_baselines(config: RunConfig, backend: Backend | None) -> str | None:
+    """The baselines file of a run, or None where none is kept: timing off, ``none`` asked,
+    or by default a backend whose timings measure no chip (the interpreter's seconds are not
+    worth keeping, and tests stay independent of each other)."""
+    if not config.timing or config.baselines == "none":
+        return None
+    if config.baselines:
+        return str(Path(config.baselines).expanduser().resolve())
+    if backend is not None and backend.timings_measure_hardware:
+        return str(default_baselines_file())
+    return None
 
 
 def make_pool(plan: SweepPlan) -> EvaluationPool:
     """The evaluation pool the plan's config asks for: local workers per device, or Ray."""
     config = plan.config
-    settings = evaluation_settings(config)
+    settings = evaluation_settings(config, plan.backend)
     if config.executor == "ray":
         from kgb_core.ray_executor import RayPool
 

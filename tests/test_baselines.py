@@ -1,11 +1,20 @@
-"""Baseline timings a judge keeps for the same operator's next candidates: measured once per
-(operator, case, dtype, timer, settings), said to be reused, and never shared across settings."""
+"""Baseline timings kept for the same operator's next candidates: measured once per (operator,
+case, dtype, timer, settings), said to be reused, never shared across settings, and stored
+between sweeps where the harness names a file (keyed by the machine's device and versions)."""
 
 from __future__ import annotations
 
-from kgb_core.evaluation.baselines import BaselineCache
+import dataclasses
+import json
+from types import SimpleNamespace
+
+from conftest import kgb
+from kgb_core.config import RunConfig
+from kgb_core.evaluation.baselines import BaselineCache, BaselineStore
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
+from kgb_core.store import ResultStore
+from kgb_core.sweep import evaluation_settings, stored_baselines
 from kgb_core.timing import Timing
 
 
@@ -48,3 +57,96 @@ def test_a_judge_times_the_baseline_for_its_first_candidate_and_reuses_it_after(
         [t["reference_measured_at"] for t in first.timings]
     # The candidate is timed afresh every time.
     assert second.timings[0]["candidate"] is not None
+
+
+def test_stored_baselines_outlive_the_judge_and_follow_their_key(tmp_path):
+    """A store is read by a later cache (a later sweep); another environment, a retime, or
+    a recheck each do what they say."""
+    path = tmp_path / "baselines.sqlite"
+    key = BaselineCache.key("aten.neg", "c", "float32", "t", {})
+    measured = []
+
+    def measure(ms: float):
+        return lambda: (measured.append(ms), _timing(ms))[1]
+
+    h200 = {"device_name": "H200", "torch": "2.11"}
+    first = BaselineCache(store=BaselineStore(path), environment=h200)
+    kept, reused = first.get_or_measure(key, measure(1.0))
+    assert not reused and measured == [1.0]
+
+    later = BaselineCache(store=BaselineStore(path), environment=lambda: dict(h200))
+    again, reused = later.get_or_measure(key, measure(5.0))
+    assert reused and again == kept and measured == [1.0], "a later sweep reuses it"
+
+    other = BaselineCache(store=BaselineStore(path), environment={**h200, "torch": "2.12"})
+    assert not other.get_or_measure(key, measure(2.0))[1] and measured == [1.0, 2.0]
+
+    # --retime-baselines: stored before the sweep began, measured again once, then reused.
+    retimed = BaselineCache(store=BaselineStore(path), environment=h200,
+                            retime_before="9999-01-01T00:00:00+00:00")
+    new, reused = retimed.get_or_measure(key, measure(3.0))
+    assert not reused and new.timing.median_ms == 3.0
+    assert retimed.get_or_measure(key, measure(4.0)) == (new, True) and measured[-1] == 3.0
+    assert BaselineCache(store=BaselineStore(path), environment=h200).get_or_measure(
+        key, measure(6.0))[0].timing.median_ms == 3.0, "the re-measured one was stored"
+
+    # A recheck times a reused stored baseline again and keeps the stored time for speedups.
+    checked = BaselineCache(store=BaselineStore(path), environment=h200, recheck=1.0)
+    drift, reused = checked.get_or_measure(key, measure(3.3))
+    assert reused and drift.timing.median_ms == 3.0 and drift.recheck_ms == 3.3
+
+
+def test_judges_of_later_sweeps_reuse_the_stored_baselines(tmp_path):
+    """Through real judge processes: the second evaluator (a later sweep) reuses what the
+    first measured; with the retime moment after that, it measures again."""
+    registry = load_registry()
+    source = registry.operator("aten.neg").reference_kernel()
+    store = tmp_path / "baselines.sqlite"
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True,
+                                  baselines=str(store), baseline_recheck=0.0)
+    results = []
+    for retime in ("", "", "9999-01-01T00:00:00+00:00"):
+        one = dataclasses.replace(settings, retime_baselines_before=retime)
+        with Evaluator.for_backend(registry.backend("cpu"), one) as evaluator:
+            results.append(evaluator.evaluate("aten.neg", source))
+    first, second, retimed = results
+    assert first.verdict == second.verdict == retimed.verdict == "pass"
+    assert first.timings and not any(t["reference_reused"] for t in first.timings)
+    assert all(t["reference_reused"] for t in second.timings)
+    assert [t["reference"] for t in second.timings] == [t["reference"] for t in first.timings]
+    assert not any(t["reference_reused"] for t in retimed.timings)
+
+
+def _reused(db) -> list[bool]:
+    with ResultStore(db) as store:
+        (row,) = store.results(store.runs()[0]["id"])
+    return [t["reference_reused"] for t in json.loads(row["detail"])["timings"]]
+
+
+def test_kgb_run_stores_baselines_for_the_next_run_and_retimes_on_request(tmp_path):
+    stored = tmp_path / "baselines.sqlite"
+    runs = [[], [], ["--retime-baselines"]]
+    reused = []
+    for index, extra in enumerate(runs):
+        db = tmp_path / f"run{index}.db"
+        done = kgb("run", "--backend", "cpu", "--op", "aten.neg", "--seed", "0", "--db", str(db),
+                   "--baselines", str(stored), *extra, timeout=300)
+        assert done.returncode == 0, done.stderr
+        reused.append(_reused(db))
+    assert reused[0] and not any(reused[0]), "the first run measures"
+    assert all(reused[1]), "the next run on this machine reuses them"
+    assert not any(reused[2]), "--retime-baselines measures again"
+
+
+def test_where_a_run_keeps_its_baselines(registry, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cpu, config = registry.backend("cpu"), RunConfig()
+    assert evaluation_settings(config, cpu).baselines is None, "interpreter timings: none"
+    gpu = SimpleNamespace(timings_measure_hardware=True)  # all the choice reads of a backend
+    assert evaluation_settings(config, gpu).baselines == str(tmp_path / "kgb" / "baselines.sqlite")
+    assert stored_baselines(RunConfig(baselines="none"), gpu) is None
+    assert stored_baselines(RunConfig(baselines="b.sqlite", timing=False), cpu) is None
+    chosen = evaluation_settings(RunConfig(baselines=str(tmp_path / "b.sqlite"),
+                                           retime_baselines=True), cpu)
+    assert chosen.baselines == str(tmp_path / "b.sqlite")
+    assert chosen.retime_baselines_before.endswith("+00:00")

@@ -1,6 +1,6 @@
-"""Several evaluation workers on one device (``--workers-per-device N``), for correctness-only
-passes: every worker pinned like its device, each slot named, timing refused, resume across
-worker counts."""
+"""Several evaluation workers on one device (``--workers-per-device N``): every worker pinned
+like its device, each slot named, timed workers given the device's lock, resume across worker
+counts."""
 
 from __future__ import annotations
 
@@ -75,22 +75,25 @@ def test_slot_names_are_distinct_and_a_plain_pool_is_unchanged(registry):
         {"executor": "local", "devices": None, "workers_per_device": 2}
 
 
-def test_several_workers_per_device_are_refused_while_timing(registry):
-    timed = RunConfig(ops=["aten.neg"], backend="cpu", workers_per_device=2)
-    with pytest.raises(UserError, match="needs timing off.*must not share a device"):
-        plan_sweep(timed, registry)
-    with pytest.raises(UserError, match="must not share a device"):
-        DevicePool(registry.backend("cpu"), EvaluationSettings(timing=True),
-                   workers_per_device=2)
+def test_several_timed_workers_per_device_share_the_device_lock(registry):
+    """Timed workers on one device take its lock (kgb_core/evaluation/device_lock.py), on
+    any backend; one timed worker, or untimed ones, keep the backend's default."""
+    cpu = registry.backend("cpu")
+    timed = EvaluationSettings(timing=True)
+    assert DevicePool(cpu, timed, workers_per_device=2).settings.device_lock is True
+    assert DevicePool(cpu, timed, workers_per_device=1).settings.device_lock is None
+    assert DevicePool(cpu, UNTIMED, workers_per_device=2).settings.device_lock is None
+    assert plan_sweep(RunConfig(ops=["aten.neg"], backend="cpu", workers_per_device=2),
+                      registry).config.timing
+
+
+def test_worker_counts_refused(registry):
     ray = RunConfig(ops=["aten.neg"], backend="cpu", timing=False, workers_per_device=2,
                     executor="ray")
     with pytest.raises(UserError, match="--executor ray.*local executor"):
         plan_sweep(ray, registry)
     with pytest.raises(UserError, match="workers_per_device must be at least 1"):
         apply_overrides(RunConfig(), workers_per_device=0)
-    # One worker per device is what timing always had.
-    assert plan_sweep(RunConfig(ops=["aten.neg"], backend="cpu", workers_per_device=1),
-                      registry).config.timing
 
 
 def test_the_toml_key(tmp_path):
@@ -108,17 +111,28 @@ def test_the_toml_key(tmp_path):
             load_config(path)
 
 
-def test_the_cli_refuses_timed_workers_sharing_a_device_in_one_line(tmp_path):
-    done = kgb("run", "--backend", "cpu", "--op", "aten.neg", "--db", str(tmp_path / "x.db"),
-               "--workers-per-device", "2")
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("error: --workers-per-device 2 needs timing off (--no-timing")
-    assert "timed kernels must not share a device" in line
+def test_timed_workers_share_a_device_through_the_cli(tmp_path):
+    """Two timed workers on one device: both work, every candidate passes with its timings,
+    and each worker's judge was handed the device's lock."""
+    db = tmp_path / "timed.db"
+    done = kgb("run", "--backend", "cpu", "--db", str(db), "--seed", "0", "--devices", "0",
+               "--workers-per-device", "2", "--op", "aten.neg", "--op", "aten.abs",
+               timeout=300)
+    assert done.returncode == 0, done.stderr
+    with ResultStore(db) as store:
+        (run,) = store.runs()
+        rows = store.results(run["id"])
+    assert {row["op"]: row["verdict"] for row in rows} == \
+        {"aten.neg": verdicts.PASS, "aten.abs": verdicts.PASS}
+    details = [json.loads(row["detail"]) for row in rows]
+    assert all(detail["timings"] for detail in details)
+    assert {detail["evaluated_on"] for detail in details} == {"0", "0#2"}
+    refused = kgb("run", "--backend", "cpu", "--op", "aten.neg", "--db", str(tmp_path / "x.db"),
+                  "--workers-per-device", "0")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert line == "error: command line: workers_per_device must be at least 1", line
     assert not (tmp_path / "x.db").exists(), "refused before anything ran"
-    usage = kgb("run", "--help")
-    assert "--workers-per-device" in usage.stdout
 
 
 class _SharedDeviceEvaluator:

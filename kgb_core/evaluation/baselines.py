@@ -1,43 +1,109 @@
-"""Baseline timings a judge measured, kept for the same operator's next candidates.
+"""Baseline timings measured once, kept for every later candidate on the same machine.
 
 The baseline (PyTorch's own implementation, timed by the judge on its own copies of the
 inputs) never changes between candidates of one operator: its inputs come from fixed seeds
 (``checker.TIMING_SEEDS``), and nothing a candidate does reaches the judge. Timing it again
 for every sample of a sweep, every method and every agent turn spent device time on the same
-number. A judge keeps each (operator, case, dtype, timer, timing settings) baseline it measured
-for as long as it lives (64 candidates at most; a new sweep starts new judges, so a new sweep
-measures afresh), and a result says when each baseline was measured and whether it was reused.
+number. A judge keeps each baseline it measured, keyed by operator, case, dtype, timer, timing
+settings, backend, device name and torch and Triton versions; with a ``BaselineStore`` (a
+SQLite file the harness names, on a GPU ``~/.cache/kgb/baselines.sqlite``) later sweeps on the
+same machine reuse it too. Any change to a key part measures afresh; ``--retime-baselines``
+re-measures every baseline once in the sweep that asks. A result says when each baseline was
+measured and whether it was reused.
+
+A stored baseline could drift (a driver update that keeps the versions, a warmer machine):
+each sweep re-times a random fraction of the stored baselines it reuses (``recheck``) and
+keeps the new median beside the stored one, so the report can show the spread; the speedup
+still uses the stored time, so that one sweep's numbers stay comparable with the last's.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import random
+import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from kgb_core.timing import Timing
 
 # Enough for every timed case of every operator several times over; the oldest go first.
 MAX_ENTRIES = 4096
+_RANDOM = random.SystemRandom()
+
+
+def now() -> str:
+    """ISO 8601, UTC, to the second: how a baseline's measuring time is kept."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
 class Baseline:
     timing: Timing
-    measured_at: str  # ISO 8601, UTC, to the second
+    measured_at: str  # now()'s form
+    # Where a stored baseline was timed again in this sweep (recheck): the new median.
+    recheck_ms: float | None = None
+
+
+class BaselineStore:
+    """Baselines kept on disk between sweeps; several judges (processes) share one file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS baselines (key TEXT PRIMARY KEY, "
+                         "timing TEXT NOT NULL, measured_at TEXT NOT NULL)")
+
+    def get(self, key: str) -> Baseline | None:
+        row = self._db.execute("SELECT timing, measured_at FROM baselines WHERE key = ?",
+                               (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return Baseline(Timing(**json.loads(row[0])), row[1])
+        except (TypeError, ValueError):  # written by another kgb: measured again
+            return None
+
+    def put(self, key: str, baseline: Baseline) -> None:
+        self._db.execute("INSERT OR REPLACE INTO baselines VALUES (?, ?, ?)",
+                         (key, json.dumps(baseline.timing.to_dict()), baseline.measured_at))
+
+    def close(self) -> None:
+        self._db.close()
 
 
 class BaselineCache:
-    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+    """A judge's baselines: in memory for its life, and in ``store`` where there is one.
+
+    ``environment``: what else a timing depends on (backend, device name, torch and Triton
+    versions), part of every key; a callable gives it when first needed (once the judge's device
+    is set up). ``retime_before``: a stored baseline measured before this
+    moment (``now()``'s form) is measured again, once. ``recheck``: the fraction of reused
+    stored baselines timed again to watch for drift."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, store: BaselineStore | None = None,
+                 environment: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
+                 retime_before: str = "",
+                 recheck: float = 0.0) -> None:
         self._entries: dict[tuple[str, ...], Baseline] = {}
         self.max_entries = max_entries
+        self.store = store
+        self._environment = environment
+        self.retime_before = retime_before
+        self.recheck = recheck
         self.hits = 0
 
     @staticmethod
-    def key(op: str, case: str, dtype: str, timer_label: str,
-            settings: dict[str, Any]) -> tuple[str, ...]:
-        return (op, case, dtype, timer_label, json.dumps(settings, sort_keys=True, default=str))
+    def key(op: str, case: str, dtype: str, timer_label: str, settings: dict[str, Any],
+            params: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """``params``: the case's parameters, so that a case whose shapes changed under the
+        same name (a newer source) is measured afresh."""
+        return (op, case, dtype, timer_label, json.dumps(settings, sort_keys=True, default=str),
+                json.dumps(params or {}, sort_keys=True, default=str))
 
     def get_or_measure(self, key: tuple[str, ...],
                        measure: Callable[[], Timing]) -> tuple[Baseline, bool]:
@@ -46,9 +112,26 @@ class BaselineCache:
         if kept is not None:
             self.hits += 1
             return kept, True
-        baseline = Baseline(measure(), _dt.datetime.now(_dt.timezone.utc)
-                            .isoformat(timespec="seconds"))
+        stored_key = json.dumps([*key, self.environment()])
+        stored = self.store.get(stored_key) if self.store is not None else None
+        if stored is not None and stored.measured_at >= self.retime_before:
+            self._keep(key, stored)
+            self.hits += 1
+            if self.recheck > 0 and _RANDOM.random() < self.recheck:
+                return Baseline(stored.timing, stored.measured_at, measure().median_ms), True
+            return stored, True
+        baseline = Baseline(measure(), now())
+        if self.store is not None:
+            self.store.put(stored_key, baseline)
+        self._keep(key, baseline)
+        return baseline, False
+
+    def environment(self) -> str:
+        if callable(self._environment):
+            self._environment = self._environment()
+        return json.dumps(self._environment or {}, sort_keys=True, default=str)
+
+    def _keep(self, key: tuple[str, ...], baseline: Baseline) -> None:
         if len(self._entries) >= self.max_entries:
             del self._entries[next(iter(self._entries))]
         self._entries[key] = baseline
-        return baseline, False

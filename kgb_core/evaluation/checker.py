@@ -30,8 +30,9 @@ from __future__ import annotations
 import itertools
 import random
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -39,6 +40,7 @@ from kgb_core.evaluation import exchange, verdicts
 from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
+from kgb_core.evaluation.device_lock import DeviceLock, NoLock
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
@@ -56,6 +58,8 @@ GHOST_SEED = 7_000_037
 # A probe's case holds at least this many input elements, where one does.
 PROBE_MIN_ELEMENTS = 64
 _RANDOM = random.SystemRandom()
+# Stages that take the device lock step by step (a trial, a timed case) rather than whole.
+_STEPPED_STAGES = frozenset({"trials", "held-out", "timing"})
 AFTER_TIMING_SEED = 7_000_057
 # The input sets a timed case cycles through (distinct storages and values), and how many of
 # its timed outputs the runner hands back, drawn at random, for comparison.
@@ -186,7 +190,8 @@ class Evaluation:
     def __init__(self, spec: OperatorSpec, backend: Any, device: str, timer: Timer | None,
                  channel: RunnerChannel, settings: CheckSettings,
                  timing_settings: dict[str, Any] | None = None, deadline: float = float("inf"),
-                 baselines: BaselineCache | None = None) -> None:
+                 baselines: BaselineCache | None = None,
+                 device_lock: DeviceLock | NoLock | None = None) -> None:
         self.spec = spec
         self.backend = backend
         self.device = device
@@ -197,6 +202,9 @@ class Evaluation:
         self.deadline = deadline
         # The judge's kept baseline timings (one Evaluation's own when none is given).
         self.baselines = baselines if baselines is not None else BaselineCache()
+        # Shared while checking, exclusive while timing (device_lock.py): other judges on the
+        # device check beside this one, and none runs while a kernel here is timed.
+        self.device_lock = device_lock if device_lock is not None else NoLock()
         self.result = EvalResult(op=spec.id, backend=backend.name, verdict=verdicts.PASS,
                                  emulates=backend.emulates)
         self.runnable: list[tuple[ShapeCase, str]] = []
@@ -232,10 +240,15 @@ class Evaluation:
 
     def run(self, candidate_file: str) -> EvalResult:
         started = time.perf_counter()
+        waited = self.device_lock.waited_s
         self.candidate_file = candidate_file
         for stage in self.stages():
             try:
-                stage.run(self)
+                if stage.name in _STEPPED_STAGES:  # they take the lock step by step
+                    stage.run(self)
+                else:
+                    with self._checking():
+                        stage.run(self)
             except CandidateFailure as failure:
                 if failure.verdict not in stage.gives:
                     failure = CandidateFailure(
@@ -244,6 +257,7 @@ class Evaluation:
                 self.result.verdict, self.result.message = failure.verdict, failure.message
                 break
         note_gap(self.result, self.backend.name, self.backend.quirks)
+        self.result.device_wait_s = round(self.device_lock.waited_s - waited, 3)
         self.result.duration_s = time.perf_counter() - started
         return self.result
 
@@ -340,29 +354,41 @@ class Evaluation:
         timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
                  for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
         for index, (case, dtype) in enumerate(timed):
-            sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
-            pristine = [clone_tree(one) for one in sets]
-            baseline_sets = [clone_tree(one) for one in sets]
+            with self._checking():
+                sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
+                pristine = [clone_tree(one) for one in sets]
+                baseline_sets = [clone_tree(one) for one in sets]
             slot = f"timed-{index}"
-            reply = self._request({"op": "time", "keep": slot, "settings": self.timing_settings,
-                                   "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
-                                   "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
+            with self._timing():
+                reply = self._request({"op": "time", "keep": slot,
+                                       "settings": self.timing_settings,
+                                       "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
+                                       "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
-            self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
+            with self._checking():
+                self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
+
+            def measure_baseline() -> Timing:
+                with self._timing():
+                    return self._time_baseline(baseline_sets)
+
             kept, reused = self.baselines.get_or_measure(
                 BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
-                                  self.timing_settings),
-                lambda: self._time_baseline(baseline_sets))
+                                  self.timing_settings, dict(case.params)), measure_baseline)
             reference = kept.timing
             self.result.timings.append({
                 "case": case.name, "tier": case.tier, "dtype": dtype,
                 "candidate": candidate.to_dict(), "reference": reference.to_dict(),
                 "reference_measured_at": kept.measured_at, "reference_reused": reused,
+                **({"reference_recheck_ms": kept.recheck_ms}
+                   if kept.recheck_ms is not None else {}),
                 "speedup": reference.median_ms / candidate.median_ms
                 if candidate.median_ms > 0 else None,
             })
             # The timed inputs get new values: an output cached while timed shows here.
-            self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
+            with self._checking():
+                self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing",
+                                           slot=slot)
         self.result.timing_label = stored_label(self.timer.label,
                                                 self.backend.timings_measure_hardware)
         if self.result.timings:
@@ -420,6 +446,27 @@ class Evaluation:
             verdict = verdicts.WRONG_SHAPE_OR_DTYPE if comparison.ok else comparison.verdict
             raise CandidateFailure(verdict, f"while timed, call {call} on {label} returned "
                                    f"{overlap or comparison.message}")
+
+    # -- the device lock -------------------------------------------------------------------------
+    @contextmanager
+    def _checking(self) -> Iterator[None]:
+        """One step of checking, beside other judges' steps on the device."""
+        with self._locked(self.device_lock.shared):
+            yield
+
+    @contextmanager
+    def _timing(self) -> Iterator[None]:
+        """A timing, with the device to itself."""
+        with self._locked(self.device_lock.exclusive):
+            yield
+
+    @contextmanager
+    def _locked(self, take: Callable[[], Any]) -> Iterator[None]:
+        # Time spent waiting for the device is not the candidate's: its deadline moves on.
+        waited = self.device_lock.waited_s
+        with take():
+            self.deadline += self.device_lock.waited_s - waited
+            yield
 
     # -- calls through the runner --------------------------------------------------------------
     def _request(self, payload: dict[str, Any], inputs: list[Any] | None = None) -> dict[str, Any]:
@@ -514,7 +561,8 @@ class Evaluation:
 
     def _trials_of(self, case: ShapeCase, dtype: str) -> None:
         for seed in self.settings.seeds:
-            record, actual = self._trial(case, dtype, seed)
+            with self._checking():
+                record, actual = self._trial(case, dtype, seed)
             if (record.status == verdicts.WRONG_OUTPUT and actual is not None
                     and _fingerprint(actual) in self.seen_outputs):
                 record.status = verdicts.STALE_OUTPUT

@@ -7,12 +7,13 @@ slot takes the next job from a shared priority queue and runs it to completion b
 another. So a device evaluates one candidate at a time: two timed kernels never share a GPU,
 whatever the sweep's generation concurrency. On the CPU a device is just a worker slot.
 
-A correctness-only pass (timing off) may give each device several workers
-(``workers_per_device``): their compiles and checks overlap, which keeps the host's cores busy
-while one worker waits on the GPU, and warms Triton's on-disk cache for a later timed pass.
-Timing never runs that way (``check_workers_per_device``). Those workers share the GPU's
-memory, so a job that ran out of it there (a neighbour's large case at the same moment) runs
-once more with the device to itself (``_DeviceGate``), and only that verdict is kept.
+A device may have several workers (``workers_per_device``): their compiles and checks overlap,
+which keeps the host's cores busy while one worker waits on the GPU. In a timed sweep they
+share the device's lock (``device_lock.py``): each checks step by step beside the others and
+times with the device to itself, so no timed kernel shares the device with any other work.
+Those workers share the GPU's memory, so a job that ran out of it there (a neighbour's large
+case at the same moment) runs once more with the device to itself (``_DeviceGate``), and only
+that verdict is kept.
 
 An agent's intermediate evaluations (a turn waiting for its verdict) go before final
 candidates, since a generation thread is blocked on each; within a priority, first come first
@@ -22,6 +23,7 @@ the same interface.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import queue
 import threading
@@ -115,15 +117,18 @@ def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
     return devices
 
 
-def check_workers_per_device(workers_per_device: int, timing: bool) -> None:
-    """Several workers on one device only when nothing is timed: two kernels running at once
-    on a GPU slow each other down, so neither's timing would mean anything."""
+def check_workers_per_device(workers_per_device: int) -> None:
     if workers_per_device < 1:
         raise UserError(f"--workers-per-device {workers_per_device}: give at least 1")
-    if workers_per_device > 1 and timing:
-        raise UserError(f"--workers-per-device {workers_per_device} needs timing off "
-                        f"(--no-timing, or [evaluation] timing = false): timed kernels must "
-                        f"not share a device, their timings would be corrupted")
+
+
+def shares_devices(settings: EvaluationSettings, workers_per_device: int) -> EvaluationSettings:
+    """The settings of a device's several timed workers: with the device's lock, whatever the
+    backend (two kernels timed at once on a device slow each other down, and neither's
+    timing would mean anything)."""
+    if workers_per_device > 1 and settings.timing and not settings.device_lock:
+        return dataclasses.replace(settings, device_lock=True)
+    return settings
 
 
 def slot_names(devices: Sequence[int | None], workers_per_device: int = 1) -> list[str]:
@@ -241,9 +246,9 @@ class DevicePool(EvaluationPool):
         """``gates`` (``device_gates``) are shared with another pool on the same devices (a
         service's checks and timings): then this pool's jobs share each device with the
         other's, and a timing pool's have it alone."""
-        check_workers_per_device(workers_per_device, settings.timing)
+        check_workers_per_device(workers_per_device)
         self.backend = backend
-        self.settings = settings
+        self.settings = shares_devices(settings, workers_per_device)
         self.devices: list[int | None] = list(devices) if devices else [None]
         self.workers_per_device = workers_per_device
         self._shared_gates = gates is not None

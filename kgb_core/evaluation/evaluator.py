@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from kgb_core.evaluation import harness_verdicts, verdicts
+from kgb_core.evaluation.device_lock import LOCK_VARIABLE, lock_path
+from kgb_core.evaluation.judge import (BASELINES_VARIABLE, RECHECK_VARIABLE,
+                                       RETIME_BEFORE_VARIABLE)
 from kgb_core.evaluation.limits import describe_exit, kill_group
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.screen import screen_source
@@ -65,6 +68,15 @@ class EvaluationSettings:
     # Each source's options (kgb_core/source_options.py): the judge builds its operators with
     # the ones the harness planned with.
     source_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The device's lock (device_lock.py): judges check side by side and time alone. None: on
+    # where the backend's timings measure a chip (a GPU), off for the interpreter.
+    device_lock: bool | None = None
+    # Stored baselines (baselines.py): the file, or None to keep them only for a judge's life;
+    # a stored one measured before ``retime_baselines_before`` (baselines.now()'s form) is
+    # measured again; ``baseline_recheck`` of the reused ones are re-timed to watch for drift.
+    baselines: str | None = None
+    retime_baselines_before: str = ""
+    baseline_recheck: float = 0.05
 
 
 class WorkerDied(Exception):
@@ -238,6 +250,10 @@ class Evaluator:
                                 f"one device; run it on one device (leave out --devices)")
             env.update(pin)
             env["KGB_DEVICE_INDEX"] = str(device)
+        locked = (settings.device_lock if settings.device_lock is not None
+                  else backend.timings_measure_hardware)
+        if locked:
+            env[LOCK_VARIABLE] = str(lock_path(backend.name, device))
         return cls(backend.name, env, settings, backend.worker_limits(),
                    backend.worker_host_memory_limit(), emulates=backend.emulates,
                    slot=slot if slot is not None else ("" if device is None else str(device)))
@@ -261,13 +277,29 @@ class Evaluator:
         if self._worker is None:
             from kgb_core.source_options import to_environment
 
-            environment = {**self.backend_env, **to_environment(self.settings.source_options)}
+            environment = {**self.backend_env, **to_environment(self.settings.source_options),
+                           **self._baseline_environment()}
             self._worker = WorkerProcess(self.backend_name, environment, self.scratch,
                                          self.settings.startup_timeout_s, self.limits,
                                          self.host_memory_limit, self.settings.hidden_paths)
             self.worker_starts += 1
             self.worker_info = self._worker.info
         return self._worker
+
+    def _baseline_environment(self) -> dict[str, str]:
+        settings = self.settings
+        if not settings.baselines:
+            return {}
+        return {BASELINES_VARIABLE: str(settings.baselines),
+                RETIME_BEFORE_VARIABLE: settings.retime_baselines_before,
+                RECHECK_VARIABLE: str(settings.baseline_recheck)}
+
+    def _judge_wait_s(self) -> float:
+        """How long the harness waits for a job's result: the candidate's limit, the judge's
+        grace, and where judges share the device, as long again for the time this one may
+        wait for the device (the judge moves the candidate's deadline on by it)."""
+        shared = LOCK_VARIABLE in self.backend_env
+        return self.settings.timeout_s * (2 if shared else 1) + JUDGE_GRACE_S
 
     def _retire_worker(self, *, kill: bool) -> None:
         if self._worker is not None:
@@ -304,11 +336,11 @@ class Evaluator:
         try:
             worker.send(job)
             # The judge keeps the candidate's deadline itself; this one is for the judge.
-            message = worker.read_message(self.settings.timeout_s + JUDGE_GRACE_S)
+            message = worker.read_message(self._judge_wait_s())
         except WorkerTimedOut:
             tail = worker.log_tail()
             self._retire_worker(kill=True)
-            return harness_verdicts.timed_out(pending, self.settings.timeout_s + JUDGE_GRACE_S,
+            return harness_verdicts.timed_out(pending, self._judge_wait_s(),
                                               who="the judge", log_tail=tail)
         except WorkerDied as died:
             self._retire_worker(kill=True)

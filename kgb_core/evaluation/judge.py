@@ -25,13 +25,23 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgb_core.evaluation.baselines import BaselineCache
+    from kgb_core.evaluation.device_lock import DeviceLock, NoLock
 
 PROTOCOL_VERSION = 2
 # What the judge waits for a fresh runner to set its device up (the CUDA context, mostly).
 RUNNER_STARTUP_S = 120.0
 # Variables of the judge's own that a runner never sees.
-JUDGE_ONLY = ("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS", "KGB_RUNNER_")
+JUDGE_ONLY = ("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS", "KGB_RUNNER_",
+              "KGB_JUDGE_")
+# The harness's word on stored baselines (baselines.py): the file, the moment before which a
+# stored one is measured again, the fraction re-timed to watch for drift.
+BASELINES_VARIABLE = "KGB_JUDGE_BASELINES"
+RETIME_BEFORE_VARIABLE = "KGB_JUDGE_RETIME_BEFORE"
+RECHECK_VARIABLE = "KGB_JUDGE_BASELINE_RECHECK"
 
 
 def _send(channel: TextIO, message: dict[str, Any]) -> None:
@@ -88,9 +98,15 @@ class Judge:
 
     def __init__(self, backend: Any, registry: Any, *, host_backend: Any = None,
                  hidden_paths: Sequence[str] = (), runner_limits: dict[str, int] | None = None,
-                 runner_host_memory: int | None = None) -> None:
+                 runner_host_memory: int | None = None,
+                 baselines: "BaselineCache | None" = None,
+                 device_lock: "DeviceLock | NoLock | None" = None) -> None:
+        """``baselines`` and ``device_lock``: the judge process's come from the harness's
+        variables (``from_environment``); one made in a test's process keeps its baselines
+        for its life and takes no lock unless given them."""
         from kgb_core.evaluation import sandbox
         from kgb_core.evaluation.baselines import BaselineCache
+        from kgb_core.evaluation.device_lock import NoLock
         from kgb_core.timing import Timers
 
         self.registry = registry
@@ -107,14 +123,20 @@ class Judge:
                                                              path + "-journal")]
         self.masked += [os.path.realpath(path) for name in registry.names("source")
                         for path in registry.source(name).hidden_paths()]
+        self.device_lock = device_lock if device_lock is not None else NoLock()
+        self.baselines = baselines if baselines is not None else BaselineCache()
+        # No runner reads the stored baselines or holds the device's lock.
+        stored = self.baselines.store
+        if stored is not None:
+            self.masked += [str(stored.path) + suffix for suffix in ("", "-wal", "-shm")]
+        if getattr(self.device_lock, "path", None) is not None:
+            self.masked.append(str(self.device_lock.path.parent))
         self.devices = sandbox.device_paths(self.host_backend.sandbox_device_files())
         self.runner_limits = (runner_limits if runner_limits is not None
                               else self.backend.worker_limits())
         self.runner_host_memory = (runner_host_memory if runner_host_memory is not None
                                    else self.backend.worker_host_memory_limit())
         self.timers = Timers(self.backend)
-        # Baseline timings kept for the same operator's next candidates (baselines.py).
-        self.baselines = BaselineCache()
         self.template = None
         import tempfile
 
@@ -136,8 +158,8 @@ class Judge:
     def from_environment(cls) -> "Judge":
         """The judge process's judge: backend, emulation and limits from the harness's variables."""
         from kgb_core.emulation import WORKER_EMULATES_VARIABLE, emulating
+        from kgb_core.evaluation import device_lock
         from kgb_core.plugins import load_registry
-
         from kgb_core.source_options import configure, from_environment
 
         registry = load_registry()
@@ -147,7 +169,8 @@ class Judge:
         if os.environ.get(WORKER_EMULATES_VARIABLE):
             backend = emulating(host, registry.backend(os.environ[WORKER_EMULATES_VARIABLE]))
         memory = os.environ.get("KGB_RUNNER_HOST_MEMORY")
-        return cls(backend, registry, host_backend=host,
+        return cls(backend, registry, host_backend=host, baselines=_baselines(backend),
+                   device_lock=device_lock.from_environment(),
                    hidden_paths=[p for p in os.environ.get("KGB_HIDDEN_PATHS", "")
                                  .split(os.pathsep) if p],
                    runner_limits=json.loads(os.environ["KGB_RUNNER_LIMITS"])
@@ -228,7 +251,8 @@ class Judge:
         evaluation = Evaluation(spec, self.backend, self.device, self.timers.get(timing_settings),
                                 channel, CheckSettings(seeds=seeds, timing=timing,
                                               probe_draw=probe_draw),
-                                timing_settings, deadline, baselines=self.baselines)
+                                timing_settings, deadline, baselines=self.baselines,
+                                device_lock=self.device_lock)
         result = evaluation.result
         try:
             channel.wait_ready(max(1.0, deadline - time.monotonic()))
@@ -262,6 +286,31 @@ class Judge:
             result = harness_verdicts.left_processes(result, ended.strays)
         result.sandbox = self.tool.name
         return result
+
+
+def _baselines(backend: Any) -> "BaselineCache":
+    """The judge process's baselines: stored where the harness named a file, keyed by what
+    else the timings depend on (the backend, the device's name, torch's and Triton's
+    versions)."""
+    from kgb_core.evaluation.baselines import BaselineCache, BaselineStore
+
+    path = os.environ.get(BASELINES_VARIABLE)
+    if not path:
+        return BaselineCache()
+
+    def environment() -> dict[str, Any]:  # asked once the device is set up
+        import torch
+        import triton
+
+        from kgb_core import emulation
+
+        return {"backend": backend.name, "emulates": backend.emulates,
+                "device_name": emulation.device_name(backend),
+                "torch": torch.__version__, "triton": triton.__version__}
+
+    return BaselineCache(store=BaselineStore(path), environment=environment,
+                         retime_before=os.environ.get(RETIME_BEFORE_VARIABLE, ""),
+                         recheck=float(os.environ.get(RECHECK_VARIABLE) or 0.0))
 
 
 def main() -> int:

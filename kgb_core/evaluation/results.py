@@ -40,6 +40,9 @@ class EvalResult:
     # The (case, dtype) each probe drew ("rewritten inputs", "ghost replay"; "case/dtype"): a
     # failure there can be reproduced on that draw (EvaluationSettings.probe_draw).
     probes: dict[str, str] = field(default_factory=dict)
+    # Seconds the judge waited for its device's lock (device_lock.py): other judges' timings,
+    # or their checks while this one waited to time. Not part of duration_s's meaning.
+    device_wait_s: float = 0.0
 
     @property
     def passed(self) -> bool:

@@ -1,0 +1,140 @@
+"""Checks side by side, timings alone: a device's lock, shared between judge processes.
+
+A timed sweep spent most of its time checking (compiling, drawing inputs, computing
+references, comparing: host work, with short bursts on the device), one candidate at a time,
+because a timed kernel must have its device to itself. With this lock several judges check at
+once on one device, each holding the lock *shared* for one step of device work at a time (a
+trial, a probe), and a judge about to time a kernel (the candidate's timed calls, the
+baseline's) takes it *exclusive*: it waits for the steps running to end, no new step starts
+until its timing is done, and the steps then go on where they stopped. So timing numbers are
+the device's alone, as before, while the checks around them overlap (issue 25).
+
+The lock is a file locked with ``flock(2)``, one per device and user, so judges of different
+sweeps (two ``kgb run`` on one GPU) keep out of each other's timings too. Writers come first:
+a judge that wants the lock exclusive holds a turnstile that every shared taker passes through,
+so a stream of checks cannot starve a timing. Runners never see the files (``/tmp`` is empty in
+their sandbox, and the folder is masked besides): a candidate cannot hold the device.
+
+Reentrant within a process: an exclusive holder's shared steps (the judge's own checks of its
+timed samples) go through without waiting on themselves.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+# The variable that hands a judge its device's lock file (never passed on to a runner).
+LOCK_VARIABLE = "KGB_JUDGE_DEVICE_LOCK"
+
+
+def lock_folder() -> Path:
+    """Where this user's device locks live: a folder of its own, private to the user
+    (``KGB_DEVICE_LOCKS`` names another, for tests that must not share the machine's)."""
+    chosen = os.environ.get("KGB_DEVICE_LOCKS")
+    folder = Path(chosen) if chosen else (Path(tempfile.gettempdir())
+                                         / f"kgb-device-locks-{os.getuid()}")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def lock_path(backend: str, device: int | None) -> Path:
+    """The lock of one device of a backend; an unpinned worker's device is device 0."""
+    return lock_folder() / f"{backend}-{device if device is not None else 0}.lock"
+
+
+class DeviceLock:
+    """Shared for checking, exclusive for timing; ``waited_s`` is the time spent waiting."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._device = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        turnstile = self.path.with_name(self.path.name + ".turnstile")
+        self._turnstile = os.open(turnstile, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._shared_depth = 0
+        self._exclusive_depth = 0
+        self.waited_s = 0.0
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        if self._exclusive_depth or self._shared_depth:  # already holding it
+            self._shared_depth += 1
+            try:
+                yield
+            finally:
+                self._shared_depth -= 1
+            return
+        started = time.monotonic()
+        fcntl.flock(self._turnstile, fcntl.LOCK_EX)  # behind any timing that waits
+        fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+        fcntl.flock(self._device, fcntl.LOCK_SH)
+        self.waited_s += time.monotonic() - started
+        self._shared_depth = 1
+        try:
+            yield
+        finally:
+            self._shared_depth = 0
+            fcntl.flock(self._device, fcntl.LOCK_UN)
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        if self._exclusive_depth:
+            self._exclusive_depth += 1
+            try:
+                yield
+            finally:
+                self._exclusive_depth -= 1
+            return
+        if self._shared_depth:
+            raise RuntimeError("a device lock held shared cannot be taken exclusive: two "
+                               "judges doing that at once would wait on each other forever")
+        started = time.monotonic()
+        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self._device, fcntl.LOCK_EX)
+        except BaseException:
+            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+            raise
+        self.waited_s += time.monotonic() - started
+        self._exclusive_depth = 1
+        try:
+            yield
+        finally:
+            self._exclusive_depth = 0
+            fcntl.flock(self._device, fcntl.LOCK_UN)
+            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        for descriptor in (self._device, self._turnstile):
+            try:
+                os.close(descriptor)
+            except OSError:
+                pass
+
+
+class NoLock:
+    """For a judge alone on its device (one worker per device, the CPU's interpreter)."""
+
+    waited_s = 0.0
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        yield
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        yield
+
+    def close(self) -> None:
+        pass
+
+
+def from_environment() -> "DeviceLock | NoLock":
+    """The judge's lock: the file the harness named, or none."""
+    path = os.environ.get(LOCK_VARIABLE)
+    return DeviceLock(path) if path else NoLock()

@@ -1,0 +1,105 @@
+"""The device's lock (kgb_core/evaluation/device_lock.py) between real processes: a timing
+has the device to itself, checks share it, a waiting timing goes before new checks, and a
+judge's timing waits for another judge's check step and still passes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+
+from kgb_core.evaluation.device_lock import DeviceLock
+
+_CONTEXT = multiprocessing.get_context("spawn")
+
+
+def _hold(path: str, mode: str, seconds: float, taken, events) -> None:
+    lock = DeviceLock(path)
+    with getattr(lock, mode)():
+        events.put((mode, "taken", time.monotonic()))
+        taken.set()
+        time.sleep(seconds)
+        events.put((mode, "released", time.monotonic()))
+
+
+def _start(path: Path, mode: str, seconds: float, events):
+    taken = _CONTEXT.Event()
+    process = _CONTEXT.Process(target=_hold, args=(str(path), mode, seconds, taken, events))
+    process.start()
+    return process, taken  # the caller keeps the event until the child has it
+
+
+def _drain(events, count: int) -> list[tuple[str, str, float]]:
+    return sorted((events.get(timeout=30) for _ in range(count)), key=lambda e: e[2])
+
+
+def test_a_timing_excludes_checks_and_checks_share(tmp_path):
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    timing, taken = _start(path, "exclusive", 1.0, events)
+    assert taken.wait(30)
+    checks = [_start(path, "shared", 0.5, events) for _ in range(2)]
+    for process in (timing, *(check for check, _ in checks)):
+        process.join(30)
+    order = _drain(events, 6)
+    assert order[:2] == [("exclusive", "taken", order[0][2]),
+                         ("exclusive", "released", order[1][2])], order
+    # Both checks held it at once: each was taken before either was released.
+    assert [(mode, what) for mode, what, _ in order[2:]] == \
+        [("shared", "taken")] * 2 + [("shared", "released")] * 2, order
+
+
+def test_a_waiting_timing_goes_before_new_checks(tmp_path):
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    first, taken = _start(path, "shared", 1.5, events)
+    assert taken.wait(30)
+    timing, timing_taken = _start(path, "exclusive", 0.5, events)
+    time.sleep(0.5)  # the timing now waits on the first check
+    late, late_taken = _start(path, "shared", 0.1, events)
+    for process in (first, timing, late):
+        process.join(30)
+    order = [(mode, what) for mode, what, _ in _drain(events, 6)]
+    assert order == [("shared", "taken"), ("shared", "released"), ("exclusive", "taken"),
+                     ("exclusive", "released"), ("shared", "taken"), ("shared", "released")]
+
+
+def test_reentry_in_one_process(tmp_path):
+    lock = DeviceLock(tmp_path / "dev.lock")
+    with lock.exclusive():
+        with lock.shared():  # a timing judge's own checks of its samples
+            with lock.exclusive():
+                pass
+    with lock.shared():
+        with pytest.raises(RuntimeError, match="cannot be taken exclusive"):
+            with lock.exclusive():
+                pass
+    other = DeviceLock(tmp_path / "dev.lock")
+    with other.exclusive():  # everything above was released
+        pass
+    lock.close()
+    other.close()
+
+
+def test_a_judge_times_only_once_another_judges_check_step_is_over(tmp_path, monkeypatch):
+    """A real judge, timing aten.neg's reference with the device's lock on while another
+    process holds it shared (a check step of another judge): the timing waits for it, the
+    wait is reported and not charged to the candidate, and the verdict is a pass."""
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+    from kgb_core.plugins import load_registry
+
+    monkeypatch.setenv("KGB_DEVICE_LOCKS", str(tmp_path))
+    registry = load_registry()
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True, device_lock=True)
+    source = registry.operator("aten.neg").reference_kernel()
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        evaluator.start()
+        events = _CONTEXT.Queue()
+        holder, taken = _start(tmp_path / "cpu-0.lock", "shared", 6.0, events)
+        assert taken.wait(30)
+        result = evaluator.evaluate("aten.neg", source)
+        holder.join(30)
+    assert result.verdict == "pass" and result.timings, result.message
+    released = [at for mode, what, at in _drain(events, 2) if what == "released"]
+    assert result.device_wait_s > 1.0, "the timing waited for the other judge's step"
+    assert released and result.duration_s > result.device_wait_s
