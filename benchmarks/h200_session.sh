@@ -21,6 +21,7 @@
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # callcost (runner_call_cost.py and exchange_cost.py on the GPU), exchange (exchange_cost.py alone), owed (the checks this kgb
 # still owes a GPU, one step), ops (chosen references, KGB_OPS_ARGS, KGB_OPS_REPEAT times), serve (serve_load.py, KGB_SERVE_ARGS),
+# fullsweep (benchmarks/full_sweep.py: KGB_FULL_WORKERS, KGB_FULL_DEADLINE_S, KGB_FULL_AGAIN, KGB_FULL_ARGS),
 # kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
@@ -151,6 +152,24 @@ for step in $steps; do
             --db "/tmp/ops-$round.db" >> "$OUT/ops.txt" 2>&1
         echo "ops round $round exit $?" >> "$OUT/ops.txt"
       done ;;
+    fullsweep)
+      # Issue 25: the whole timed reference sweep in one process (benchmarks/full_sweep.py),
+      # KGB_FULL_WORKERS workers per device, stopped after KGB_FULL_DEADLINE_S (what finished
+      # is reported), baselines stored in a fresh file; then the same operators (KGB_FULL_AGAIN
+      # of them) with one worker, reusing the stored baselines, compared with the first.
+      rm -f .device/full-*.db* .device/baselines.sqlite*
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/full_sweep.py --backend nvidia \
+          --workers-per-device "${KGB_FULL_WORKERS:-8}" --deadline-s "${KGB_FULL_DEADLINE_S:-300}" \
+          --db .device/full-1.db --baselines .device/baselines.sqlite ${KGB_FULL_ARGS:-} \
+          > "$OUT/full_sweep.txt" 2>&1; echo "full sweep exit $?" >> "$OUT/full_sweep.txt"
+      if [ "${KGB_FULL_AGAIN:-0}" -gt 0 ]; then
+        timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/full_sweep.py --backend nvidia \
+            --workers-per-device "${KGB_FULL_AGAIN_WORKERS:-1}" --same-as .device/full-1.db \
+            --limit "$KGB_FULL_AGAIN" --deadline-s "${KGB_FULL_AGAIN_DEADLINE_S:-120}" \
+            --db .device/full-2.db --baselines .device/baselines.sqlite \
+            --compare .device/full-1.db ${KGB_FULL_ARGS:-} > "$OUT/full_sweep_again.txt" 2>&1
+        echo "again exit $?" >> "$OUT/full_sweep_again.txt"
+      fi ;;
     serve)
       # kgb serve under load on the GPU (benchmarks/serve_load.py; carry .whl for Starlette
       # and uvicorn): KGB_SERVE_ARGS, default timed requests from two clients.

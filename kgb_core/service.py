@@ -4,8 +4,10 @@
 between calls, so a candidate costs a fresh sandboxed runner, not a judge start: one pool of
 correctness-only workers (several per device: checks overlap on the host's cores) and one
 timing pool with one worker per device (a timed candidate has its device to itself). Each pool
-starts on its first request; they share a gate per device, so a timed candidate runs with no
-check beside it on its device. Everything the CLI's checks do, this does: the same judge, the
+starts on its first request. On a GPU the judges share the device's lock
+(``kgb_core/evaluation/device_lock.py``): checks go on beside a timed candidate, which has the
+device to itself for each of its timings; where there is no lock (the interpreter) the pools
+share a gate per device, and a timed candidate runs with no check beside it at all. Everything the CLI's checks do, this does: the same judge, the
 same verdicts, the same ``EvalResult`` that ``kgb eval --json`` prints.
 
 ``kgb_core.evaluate`` and ``kgb_core.evaluate_many`` (lazy names on the package: importing
@@ -86,8 +88,9 @@ class EvaluationService:
             devices = parse_devices(devices, self.backend)
         self.devices = list(devices) if devices else None
         self.check_workers_per_device = max(1, int(check_workers_per_device))
-        # Both pools run on the same devices: a timed candidate waits for the checks running
-        # there to end, and none starts until it is done (its timings are the device's alone).
+        # Both pools run on the same devices. Without the device's lock, a timed candidate
+        # waits at this gate for the checks running there to end, and none starts until it is
+        # done (its timings are the device's alone); with it, the lock does that per timing.
         self._gates = device_gates(self.devices or [None])
         self._pools: dict[bool, DevicePool] = {}
         self._lock = threading.Lock()

@@ -235,13 +235,16 @@ def make_pool(plan: SweepPlan) -> EvaluationPool:
 def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume: bool,
               progress_factory: Callable[[int], Progress] = Progress,
               notes: Callable[[str], None] = lambda message: None,
-              pool: EvaluationPool | None = None) -> SweepOutcome:
+              pool: EvaluationPool | None = None,
+              stop_at: float | None = None) -> SweepOutcome:
     """Generate and evaluate every pending (operator, sample), storing each result at once.
 
     Generation runs in ``config.concurrency`` threads; what they make goes to the evaluation
     pool's queue (one worker per device), so candidates are generated while others are timed.
     This thread alone writes the store: results, and the answers the methods cache, reach it
     as events. A ``pool`` given is used instead of the one the config describes (tests).
+    ``stop_at`` (``time.monotonic()``): no operator is started after it; those running finish
+    and are stored, and the run stays open for ``--resume``, as when a budget is reached.
     """
     description = plan.describe()
     run_id = store.latest_run_for(description) if resume else None
@@ -286,7 +289,7 @@ def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume
                                skipped_done=len(plan.operators) - len(pending))
         started = time.monotonic()
         _Pipeline(plan, pool, store, run_id, done, outcome, progress_factory(len(pending)),
-                  notes).run(pending)
+                  notes, stop_at).run(pending)
         outcome.wall_s = time.monotonic() - started
         outcome.usage = pool.usage()
     if not outcome.stopped_by_budget:
@@ -331,8 +334,9 @@ class _Pipeline:
 
     def __init__(self, plan: SweepPlan, pool: EvaluationPool, store: ResultStore, run_id: int,
                  done: set[ResultKey], outcome: SweepOutcome, progress: Progress,
-                 notes: Callable[[str], None]) -> None:
+                 notes: Callable[[str], None], stop_at: float | None = None) -> None:
         self.plan, self.pool, self.store, self.run_id = plan, pool, store, run_id
+        self.stop_at = stop_at
         self.done, self.outcome, self.progress, self.notes = done, outcome, progress, notes
         self.events: "queue.Queue[tuple[Any, ...]]" = queue.Queue()
         self.cache = _ForwardingCache(store.path, self.events)
@@ -356,6 +360,8 @@ class _Pipeline:
                        and sum(self.waiting.values()) < self.backlog_limit):
                     spent = _over_budget(self.plan.config, self.store, self.run_id,
                                          (self.unrecorded_tokens, self.unrecorded_cost))
+                    if not spent and self.stop_at is not None and time.monotonic() >= self.stop_at:
+                        spent = "the time limit"
                     if spent:
                         self.outcome.stopped_by_budget = (
                             f"budget reached ({spent}); {len(todo)} operators not attempted; "

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kgb_core.errors import UserError
 from kgb_core.evaluation import verdicts
-from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator, uses_device_lock
 from kgb_core.evaluation.results import EvalResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -346,8 +346,11 @@ class DevicePool(EvaluationPool):
                                                     sample=job.sample, seeds=job.seeds)
 
         gate = self._gates[self._slots()[index][0]]
-        if self.settings.timing and self._shared_gates:
-            with gate.exclusive():  # a timed candidate has its device to itself
+        if (self.settings.timing and self._shared_gates
+                and not uses_device_lock(self.settings, self.backend)):
+            # A timed candidate has its device to itself: here for the whole job, where the
+            # judges take no device lock that would give it the device for its timings alone.
+            with gate.exclusive():
                 return run()
         if self.workers_per_device == 1 and not self._shared_gates:
             return run()

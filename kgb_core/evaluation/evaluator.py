@@ -79,6 +79,13 @@ class EvaluationSettings:
     baseline_recheck: float = 0.05
 
 
+def uses_device_lock(settings: EvaluationSettings, backend: "Backend") -> bool:
+    """Whether a backend's judges take their device's lock (device_lock.py) under ``settings``."""
+    if settings.device_lock is not None:
+        return settings.device_lock
+    return bool(backend.timings_measure_hardware)
+
+
 class WorkerDied(Exception):
     def __init__(self, returncode: int | None, log_tail: str) -> None:
         super().__init__(f"worker exited with {returncode}")
@@ -250,9 +257,7 @@ class Evaluator:
                                 f"one device; run it on one device (leave out --devices)")
             env.update(pin)
             env["KGB_DEVICE_INDEX"] = str(device)
-        locked = (settings.device_lock if settings.device_lock is not None
-                  else backend.timings_measure_hardware)
-        if locked:
+        if uses_device_lock(settings, backend):
             env[LOCK_VARIABLE] = str(lock_path(backend.name, device))
         return cls(backend.name, env, settings, backend.worker_limits(),
                    backend.worker_host_memory_limit(), emulates=backend.emulates,

@@ -1,0 +1,215 @@
+"""The whole timed reference sweep of every operator, in one process, and what it cost.
+
+``python benchmarks/full_sweep.py --backend nvidia --workers-per-device 8 --db sweep.db``
+
+runs ``run_sweep`` (what ``kgb run`` runs) over every operator of every installed source with
+the reference method, timing on and every check on, and prints per source the operators,
+passes and geometric-mean speedup; where the time went (evaluation seconds per operator, the
+seconds judges waited for the device's lock); the baselines (measured now, reused from an
+earlier sweep, re-timed to watch drift, with the spread); the GPU's busy % sampled from
+``nvidia-smi`` where there is one; and, as its last line,
+``operators N, wall S s, operators/min R``.
+
+``--same-as OTHER.db`` takes the operators another store's latest run evaluated.
+``--compare OTHER.db`` sets the run against another store's latest run (the same sweep again,
+or a one-worker sweep): verdicts that differ, the geometric-mean speedup ratio over operators
+both passed, and the spread of per-operator speedup ratios. ``--deadline-s`` stops handing out
+operators after that many seconds (what finished is reported; ``--resume`` in ``kgb run``
+finishes it), so a sweep fits a device call. ``--limit N`` takes N operators spread over the
+sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from kgb_core.config import RunConfig
+from kgb_core.plugins import load_registry
+from kgb_core.progress import Progress
+from kgb_core.report import render_table
+from kgb_core.stats import geometric_mean, median
+from kgb_core.store import ResultStore
+from kgb_core.sweep import plan_sweep, run_sweep
+
+
+class BusySampler:
+    """The GPU's utilization every half second from ``nvidia-smi`` (none where it is absent)."""
+
+    def __init__(self, interval_s: float = 0.5) -> None:
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._interval = interval_s
+        self._tool = shutil.which("nvidia-smi")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "BusySampler":
+        if self._tool:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._tool:
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                out = subprocess.run([self._tool, "--query-gpu=utilization.gpu",
+                                      "--format=csv,noheader,nounits", "-i", "0"],
+                                     capture_output=True, text=True, timeout=5).stdout
+                self.samples.append(float(out.strip().splitlines()[0]))
+            except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+                continue
+
+    def summary(self) -> str:
+        if not self.samples:
+            return "no nvidia-smi here" if not self._tool else "no samples"
+        return (f"{sum(self.samples) / len(self.samples):.1f} % mean over "
+                f"{len(self.samples)} samples ({sum(s > 0 for s in self.samples)} above 0)")
+
+
+def _interleaved(op_ids: list[str]) -> list[str]:
+    """One operator of each source in turn, so that a sweep cut by its deadline has reached
+    every source."""
+    sources: dict[str, list[str]] = {}
+    for op in sorted(op_ids):
+        sources.setdefault(op.split(".")[0], []).append(op)
+    queues = list(sources.values())
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+
+
+def _spread(op_ids: list[str], count: int) -> list[str]:
+    if not count or count >= len(op_ids):
+        return op_ids
+    step = len(op_ids) / count
+    return [op_ids[int(i * step)] for i in range(count)]
+
+
+def latest_rows(db: Path) -> list[dict[str, Any]]:
+    with ResultStore(db) as store:
+        runs = store.runs()
+        return store.results(runs[-1]["id"]) if runs else []
+
+
+def _details(row: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(row["detail"]) if row.get("detail") else {}
+
+
+def by_source(rows: list[dict[str, Any]]) -> str:
+    table = []
+    for source in sorted({row["op"].split(".")[0] for row in rows}):
+        mine = [row for row in rows if row["op"].split(".")[0] == source]
+        passed = [row for row in mine if row["verdict"] == "pass"]
+        speedups = [row["speedup"] for row in passed if row.get("speedup")]
+        durations = [_details(row).get("duration_s", 0.0) for row in mine]
+        table.append([source, len(mine), len(passed),
+                      f"{geometric_mean(speedups):.3f}" if speedups else "-",
+                      f"{sum(durations) / max(1, len(mine)):.1f}"])
+    return render_table(["source", "operators", "pass", "speedup (geo)", "eval s/op"], table)
+
+
+def baselines_summary(rows: list[dict[str, Any]]) -> str:
+    timings = [t for row in rows for t in _details(row).get("timings", [])]
+    reused = sum(bool(t.get("reference_reused")) for t in timings)
+    drifts = [t["reference_recheck_ms"] / t["reference"]["median_ms"] - 1 for t in timings
+              if t.get("reference_recheck_ms") and t["reference"]["median_ms"] > 0]
+    line = f"baselines: {len(timings)} timed cases, {len(timings) - reused} measured now, " \
+           f"{reused} reused"
+    if drifts:
+        magnitudes = sorted(abs(d) for d in drifts)
+        line += (f"; {len(drifts)} re-timed against the stored time: median |drift| "
+                 f"{100 * median(magnitudes):.1f} %, largest {100 * magnitudes[-1]:.1f} %")
+    return line
+
+
+def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str]:
+    mine = {row["op"]: row for row in rows}
+    theirs = {row["op"]: row for row in other}
+    common = sorted(set(mine) & set(theirs))
+    differ = [f"{op}: {theirs[op]['verdict']} -> {mine[op]['verdict']}" for op in common
+              if mine[op]["verdict"] != theirs[op]["verdict"]]
+    ratios = [mine[op]["speedup"] / theirs[op]["speedup"] for op in common
+              if mine[op].get("speedup") and theirs[op].get("speedup")]
+    lines = [f"compared with the other run: {len(common)} operators in both, "
+             f"{len(differ)} verdicts differ"]
+    lines += [f"  {line}" for line in differ]
+    if ratios:
+        logs = sorted(math.log(r) for r in ratios)
+        geo = math.exp(sum(logs) / len(logs))
+        quantile = lambda q: math.exp(logs[min(len(logs) - 1, int(q * len(logs)))])  # noqa: E731
+        lines.append(f"speedup ratio (this / other) over {len(ratios)} operators: geometric "
+                     f"mean {geo:.4f}; per operator p10 {quantile(0.1):.3f}, median "
+                     f"{quantile(0.5):.3f}, p90 {quantile(0.9):.3f}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--source", action="append", default=[])
+    parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--workers-per-device", type=int, default=1)
+    parser.add_argument("--devices", default=None)
+    parser.add_argument("--db", default="full-sweep.db")
+    parser.add_argument("--baselines", default=None, help="as kgb run --baselines")
+    parser.add_argument("--retime-baselines", action="store_true")
+    parser.add_argument("--median-interval", type=float, default=0.0)
+    parser.add_argument("--deadline-s", type=float, default=0.0)
+    parser.add_argument("--compare", default=None, help="another store to set this run against")
+    parser.add_argument("--same-as", default=None,
+                        help="the operators another store's latest run evaluated (with --limit, "
+                             "N of them spread over it)")
+    parser.add_argument("--no-timing", action="store_true")
+    args = parser.parse_args()
+
+    registry = load_registry()
+    if args.same_as:
+        op_ids = [row["op"] for row in latest_rows(Path(args.same_as))]
+    else:
+        op_ids = _interleaved([s.id for s in registry.operators(args.source)
+                               if s.reference_kernel is not None])
+    op_ids = _spread(op_ids, args.limit)
+    config = RunConfig(ops=op_ids, backend=args.backend, method="reference", seeds=[0],
+                       db=args.db, timing=not args.no_timing, devices=args.devices,
+                       workers_per_device=args.workers_per_device, baselines=args.baselines,
+                       retime_baselines=args.retime_baselines)
+    if args.median_interval:
+        config.timing_settings = {"median_interval": args.median_interval}
+    plan = plan_sweep(config, registry)
+    print(f"full sweep: {len(op_ids)} operators, backend {plan.backend.label}, "
+          f"{args.workers_per_device} worker(s) per device, timing "
+          f"{'off' if args.no_timing else 'on'}", flush=True)
+
+    started = time.monotonic()
+    deadline = started + args.deadline_s if args.deadline_s else None
+    with ResultStore(args.db) as store, BusySampler() as busy:
+        outcome = run_sweep(plan, registry, store, resume=False,
+                            progress_factory=lambda total: Progress(total, stream=sys.stderr),
+                            stop_at=deadline)
+    wall = time.monotonic() - started
+    rows = latest_rows(Path(args.db))
+    print(by_source(rows))
+    waits = [_details(row).get("device_wait_s", 0.0) for row in rows]
+    print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
+          f"({sum(waits) / max(1, len(rows)):.2f} s per operator)")
+    print(baselines_summary(rows))
+    print("evaluation workers: " + "; ".join(
+        f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in outcome.usage))
+    print(f"GPU busy (nvidia-smi): {busy.summary()}")
+    if args.compare:
+        print("\n".join(compare(rows, latest_rows(Path(args.compare)))))
+    print(f"operators {len(rows)}, wall {wall:.1f} s, operators/min {60 * len(rows) / wall:.1f}")
+
+
+if __name__ == "__main__":
+    main()
