@@ -99,7 +99,13 @@ def test_a_judge_times_only_once_another_judges_check_step_is_over(tmp_path, mon
         assert taken.wait(30)
         result = evaluator.evaluate("aten.neg", source)
         holder.join(30)
+        broken = evaluator.evaluate("aten.neg", "def kernel(x):\n    raise ValueError('no')\n")
+        # The judge lives on, holding nothing: a timing elsewhere gets the device at once.
+        after, after_taken = _start(tmp_path / "cpu-0.lock", "exclusive", 0.0, events)
+        assert after_taken.wait(10), "the judge left the device's lock held"
+        after.join(30)
+    assert broken.verdict == "runtime_error", broken.message
     assert result.verdict == "pass" and result.timings, result.message
-    released = [at for mode, what, at in _drain(events, 2) if what == "released"]
+    released = [at for mode, what, at in _drain(events, 4) if what == "released"]
     assert result.device_wait_s > 1.0, "the timing waited for the other judge's step"
     assert released and result.duration_s > result.device_wait_s

@@ -58,8 +58,8 @@ GHOST_SEED = 7_000_037
 # A probe's case holds at least this many input elements, where one does.
 PROBE_MIN_ELEMENTS = 64
 _RANDOM = random.SystemRandom()
-# Stages that take the device lock step by step (a trial, a timed case) rather than whole.
-_STEPPED_STAGES = frozenset({"trials", "held-out", "timing"})
+# Stages that take the device lock trial by trial rather than whole.
+_STEPPED_STAGES = frozenset({"trials", "held-out"})
 AFTER_TIMING_SEED = 7_000_057
 # The input sets a timed case cycles through (distinct storages and values), and how many of
 # its timed outputs the runner hands back, drawn at random, for comparison.
@@ -244,8 +244,14 @@ class Evaluation:
         self.candidate_file = candidate_file
         for stage in self.stages():
             try:
-                if stage.name in _STEPPED_STAGES:  # they take the lock step by step
+                if stage.name in _STEPPED_STAGES:  # they take the lock trial by trial
                     stage.run(self)
+                elif stage.name == "timing":
+                    # Exclusive once for every timed case: each time a judge asks for the
+                    # device alone it waits for every other judge's step running to end (on
+                    # the H200, taking it per case left the device idle most of the sweep).
+                    with self._timing():
+                        stage.run(self)
                 else:
                     with self._checking():
                         stage.run(self)
@@ -354,27 +360,19 @@ class Evaluation:
         timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
                  for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
         for index, (case, dtype) in enumerate(timed):
-            with self._checking():
-                sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
-                pristine = [clone_tree(one) for one in sets]
-                baseline_sets = [clone_tree(one) for one in sets]
+            sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
+            pristine = [clone_tree(one) for one in sets]
+            baseline_sets = [clone_tree(one) for one in sets]
             slot = f"timed-{index}"
-            with self._timing():
-                reply = self._request({"op": "time", "keep": slot,
-                                       "settings": self.timing_settings,
-                                       "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
-                                       "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
+            reply = self._request({"op": "time", "keep": slot, "settings": self.timing_settings,
+                                   "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
+                                   "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
-            with self._checking():
-                self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
-
-            def measure_baseline() -> Timing:
-                with self._timing():
-                    return self._time_baseline(baseline_sets)
-
+            self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
             kept, reused = self.baselines.get_or_measure(
                 BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
-                                  self.timing_settings, dict(case.params)), measure_baseline)
+                                  self.timing_settings, dict(case.params)),
+                lambda: self._time_baseline(baseline_sets))
             reference = kept.timing
             self.result.timings.append({
                 "case": case.name, "tier": case.tier, "dtype": dtype,
@@ -386,9 +384,7 @@ class Evaluation:
                 if candidate.median_ms > 0 else None,
             })
             # The timed inputs get new values: an output cached while timed shows here.
-            with self._checking():
-                self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing",
-                                           slot=slot)
+            self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
         self.result.timing_label = stored_label(self.timer.label,
                                                 self.backend.timings_measure_hardware)
         if self.result.timings:

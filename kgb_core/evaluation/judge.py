@@ -15,6 +15,7 @@ sandbox (bubblewrap's ``--die-with-parent``), so nothing outlives the harness.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import json
@@ -243,19 +244,38 @@ class Judge:
         deadline = time.monotonic() + timeout_s
         if not self.template.alive:
             self._start_template()
+        # A runner's start and end (its device context made and torn down, memory freed) are
+        # device work too: never while another judge times a kernel. The start holds the lock
+        # from the fork until the runner says it is ready.
+        starting = contextlib.ExitStack()
+        starting.enter_context(self.device_lock.shared())
         try:
             channel = self.template.spawn(RUNNER_STARTUP_S)
         except TemplateFailed:
             self._start_template()  # once more, from a new template
-            channel = self.template.spawn(RUNNER_STARTUP_S)
-        evaluation = Evaluation(spec, self.backend, self.device, self.timers.get(timing_settings),
-                                channel, CheckSettings(seeds=seeds, timing=timing,
-                                              probe_draw=probe_draw),
-                                timing_settings, deadline, baselines=self.baselines,
-                                device_lock=self.device_lock)
+            try:
+                channel = self.template.spawn(RUNNER_STARTUP_S)
+            except BaseException:
+                starting.close()
+                raise
+        except BaseException:
+            starting.close()
+            raise
+        try:
+            evaluation = Evaluation(spec, self.backend, self.device,
+                                    self.timers.get(timing_settings), channel,
+                                    CheckSettings(seeds=seeds, timing=timing,
+                                                  probe_draw=probe_draw),
+                                    timing_settings, deadline, baselines=self.baselines,
+                                    device_lock=self.device_lock)
+        except BaseException:
+            starting.close()
+            channel.close()
+            raise
         result = evaluation.result
         try:
-            channel.wait_ready(max(1.0, deadline - time.monotonic()))
+            with starting:
+                channel.wait_ready(max(1.0, deadline - time.monotonic()))
             channel.write_file("candidate.py", source.encode())
             result = evaluation.run("candidate.py")
             channel.finish()
@@ -275,9 +295,11 @@ class Judge:
             result = harness_verdicts.died(result, f"{failure} while this candidate ran",
                                            None, log_tail=channel.log_tail())
         finally:
-            ended = channel.close()
-            del evaluation  # its tensors (inputs, references) go before the cache is emptied
-            self.backend.release_cached_memory()
+            starting.close()  # where the runner never got as far as ready
+            with self.device_lock.shared():
+                ended = channel.close()
+                del evaluation  # its tensors (inputs, references) go before the cache is emptied
+                self.backend.release_cached_memory()
         written = self.template.stray_files(channel.folder)
         channel.remove_folder()
         if written:
