@@ -77,10 +77,17 @@ def main() -> None:
                     raise SystemExit(f"kgb serve did not start: {server.stderr.read()}")
                 time.sleep(0.2)
         first_s, answer = post(f"{url}/evaluate", body, args.limit_s)
+        # Each measurement is printed as it comes (stderr), so a run cut by a device call's
+        # limit still leaves what it measured.
+        print(f"first request {first_s:.3f} s: {answer.get('verdict')}", file=sys.stderr,
+              flush=True)
         if answer.get("verdict") != "pass":
             raise SystemExit(f"the candidate did not pass: {answer.get('verdict')}: "
                              f"{answer.get('message')}")
-        timed_answers = [post(f"{url}/evaluate", body, args.limit_s) for _ in range(3)]
+        timed_answers = []
+        for _ in range(3):
+            timed_answers.append(post(f"{url}/evaluate", body, args.limit_s))
+            print(f"one at a time: {timed_answers[-1][0]:.3f} s", file=sys.stderr, flush=True)
         sequential = [seconds for seconds, _ in timed_answers]
         # What the service adds to the evaluation: the latency less the judge's own duration.
         added = [seconds - float(got.get("duration_s") or 0.0) for seconds, got in timed_answers]
@@ -98,6 +105,8 @@ def main() -> None:
                 with lock:
                     latencies.append(seconds)
                     verdicts.append(got.get("verdict", "?"))
+                    print(f"concurrent request {len(latencies)}: {seconds:.3f} s, "
+                          f"{verdicts[-1]}", file=sys.stderr, flush=True)
 
         started = time.perf_counter()
         threads = [threading.Thread(target=client, args=(n,)) for n in per_client]

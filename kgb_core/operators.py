@@ -198,6 +198,10 @@ def _one(_params: Mapping[str, Any]) -> int:
     return 1
 
 
+# The ways a timed call's inputs get new values (OperatorSpec.timed_variation).
+TIMED_VARIATIONS = frozenset({"scale", "shift"})
+
+
 @dataclass(frozen=True)
 class OperatorSpec:
     """Everything the harness, a prompt and a report need to know about one operator.
@@ -239,6 +243,14 @@ class OperatorSpec:
     tolerances: Mapping[str, "Tolerance | float | Callable[[Mapping[str, Any]], float]"] = field(
         default_factory=dict)
     mutated_args: tuple[int, ...] = ()
+    # How a timed call's floating inputs get new values (kgb_core/evaluation/runner.py,
+    # vary_values): "scale" multiplies them by 1 + 1/64 to 1.25, "shift" adds 1/64 to 1/4
+    # instead, for an operator whose inputs carry a contract that scaling breaks and shifting
+    # keeps (top-p: a threshold drawn well away from every cumulative softmax sum, which a
+    # shift of the logits leaves where it was). ``timed_varied_args``: the positions varied
+    # (None: every argument).
+    timed_variation: str = "scale"
+    timed_varied_args: tuple[int, ...] | None = None
     # fp32 and complex64 results held to the rounding bound of a sum of reduce_dim products
     # against a float64 reference (kgb_core/evaluation/products.py), not to rtol/atol: GEMMs.
     # "interleaved": fp32 buffers hold complex values as (re, im) pairs (cuBLAS's C, Z).
@@ -308,6 +320,9 @@ class OperatorSpec:
         names = [c.name for c in self.cases]
         if len(names) != len(set(names)):
             problems.append("duplicate shape case names")
+        if self.timed_variation not in TIMED_VARIATIONS:
+            problems.append(f"timed_variation {self.timed_variation!r} is not one of "
+                            f"{sorted(TIMED_VARIATIONS)}")
         if self.rounding_bound is not None and (self.mutated_args or self.compared):
             problems.append("rounding_bound judges the returned value alone: not with "
                             "mutated_args or compared")

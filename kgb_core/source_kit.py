@@ -25,7 +25,7 @@ from kgb_core.operators import OperatorSource, OperatorSpec
 # Fields given as any sequence or mapping, stored as OperatorSpec holds them.
 _CONVERTED: Mapping[str, Callable[[Any], Any]] = {
     "cases": tuple, "dtypes": tuple, "mutated_args": tuple, "tags": frozenset,
-    "tolerances": dict,
+    "tolerances": dict, "timed_varied_args": lambda value: None if value is None else tuple(value),
 }
 
 

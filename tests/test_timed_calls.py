@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from kgb_core.evaluation.runner import EVERY_CALL_UP_TO, TimedCalls, scale_values, value_scale
+from kgb_core.evaluation.runner import (EVERY_CALL_UP_TO, TimedCalls, scale_values, value_scale,
+                                         vary_values)
 from kgb_core.timing import TimingSettings, WallClockTimer
 
 
@@ -123,3 +124,45 @@ def test_written_arguments_go_back_as_each_sampled_call_left_them():
         scale_values([expected], scaled)
         assert torch.equal(arguments[0], expected + 1), index
         assert torch.equal(output, arguments[0])
+
+
+def test_a_shift_variation_moves_only_the_arguments_named():
+    """``timed_variation="shift"``: the named arguments get a constant added, the others keep
+    the values drawn; the judge reproduces each call's inputs the same way."""
+    sets = [[torch.full((4,), 1.0), torch.full((2,), 0.5)] for _ in range(2)]
+    seen = []
+    calls = TimedCalls(lambda x, p: seen.append((x.clone(), p.clone())) or x, _Counter(), sets,
+                       sample=0, seed=0, variation={"mode": "shift", "args": [0]})
+    for _ in range(4):
+        calls.prepare()
+        calls()
+    for index, (x, p) in enumerate(seen):
+        assert torch.equal(x, torch.full((4,), 1.0).add_(value_scale(index) - 1.0))
+        assert torch.equal(p, torch.full((2,), 0.5)), "p is left as drawn"
+    judged = [torch.full((4,), 1.0), torch.full((2,), 0.5)]
+    vary_values(judged, 3, {"mode": "shift", "args": [0]})
+    assert torch.equal(judged[0], seen[3][0]) and torch.equal(judged[1], seen[3][1])
+
+
+def test_top_p_keeps_its_mask_when_shifted_and_loses_it_when_scaled():
+    """Why apply_top_k_top_p's timed calls shift: its inputs put 1 - p halfway between two
+    cumulative softmax sums. Shifting the logits leaves the mask as drawn; scaling them (and
+    p) moves the boundary, so that summation order could decide a token."""
+    from kgb_core.operators import InputContext
+    from kgb_core.plugins import load_registry
+
+    spec = load_registry().operator("vllm.apply_top_k_top_p")
+    assert spec.timed_variation == "shift" and spec.timed_varied_args == (0,)
+    case = next(c for c in spec.cases if c.name == "top_p")
+    drawn = list(spec.make_inputs(InputContext(case, "float32", 0, "cpu")))
+    mask = torch.isinf(spec.reference(*[t.clone() if t is not None else None for t in drawn]))
+    moved = 0
+    for index in range(12):
+        for mode in ("shift", "scale"):
+            inputs = [t.clone() if t is not None else None for t in drawn]
+            vary_values(inputs, index, {"mode": mode, "args": [0] if mode == "shift" else None})
+            changed = not torch.equal(torch.isinf(spec.reference(*inputs)), mask)
+            if mode == "shift":
+                assert not changed, f"a shift moved the top-p mask (call {index})"
+            moved += changed
+    assert moved, "scaling never moved the mask: the reason for shifting is gone"

@@ -45,7 +45,7 @@ from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.evaluation.runner import (EVERY_CALL_UP_TO, RUNNER_VERDICTS, CandidateFailure,
-                                        clone_tree, scale_values, tensors_in)
+                                        clone_tree, tensors_in, vary_values)
 from kgb_core.evaluation.runners import ChannelViolation, RunnerChannel
 from kgb_core.operators import (SMALL, InputContext, OperatorSpec, Rounded, ShapeCase,
                                 Tolerance, WithTolerance)
@@ -366,6 +366,7 @@ class Evaluation:
             slot = f"timed-{index}"
             reply = self._request({"op": "time", "keep": slot, "settings": self.timing_settings,
                                    "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
+                                   "variation": self._variation(),
                                    "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
             candidate = Timing(**reply["timing"])
             self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
@@ -483,12 +484,17 @@ class Evaluation:
             raise CandidateFailure(verdict, str(failure.get("message", ""))[:8000])
         return reply
 
-    @staticmethod
-    def _timed_inputs(values: list[Any], scaled: int) -> list[Any]:
-        """The inputs a timed call saw: a copy of its set's values, scaled as the runner did."""
+    def _timed_inputs(self, values: list[Any], scaled: int) -> list[Any]:
+        """The inputs a timed call saw: a copy of its set's values, varied as the runner did."""
         inputs = clone_tree(values)
-        scale_values(tensors_in(inputs), scaled)
+        vary_values(inputs, scaled, self._variation())
         return inputs
+
+    def _variation(self) -> dict[str, Any]:
+        """How the runner varies timed inputs for this operator (OperatorSpec.timed_variation)."""
+        varied = self.spec.timed_varied_args
+        return {"mode": self.spec.timed_variation,
+                "args": None if varied is None else list(varied)}
 
     def _unpack_reply(self, described: dict[str, Any]) -> Any:
         """The tree a reply describes (``tree``), rebuilt from the ``bytes`` it covers in the
