@@ -35,8 +35,8 @@ from typing import Any
 from kgb_core.config import RunConfig
 from kgb_core.plugins import load_registry
 from kgb_core.progress import Progress
-from kgb_core.report import render_table
-from kgb_core.stats import geometric_mean, median
+from kgb_core.report import baseline_note, render_table
+from kgb_core.stats import geometric_mean
 from kgb_core.store import ResultStore
 from kgb_core.sweep import plan_sweep, run_sweep
 
@@ -118,20 +118,6 @@ def by_source(rows: list[dict[str, Any]]) -> str:
     return render_table(["source", "operators", "pass", "speedup (geo)", "eval s/op"], table)
 
 
-def baselines_summary(rows: list[dict[str, Any]]) -> str:
-    timings = [t for row in rows for t in _details(row).get("timings", [])]
-    reused = sum(bool(t.get("reference_reused")) for t in timings)
-    drifts = [t["reference_recheck_ms"] / t["reference"]["median_ms"] - 1 for t in timings
-              if t.get("reference_recheck_ms") and t["reference"]["median_ms"] > 0]
-    line = f"baselines: {len(timings)} timed cases, {len(timings) - reused} measured now, " \
-           f"{reused} reused"
-    if drifts:
-        magnitudes = sorted(abs(d) for d in drifts)
-        line += (f"; {len(drifts)} re-timed against the stored time: median |drift| "
-                 f"{100 * median(magnitudes):.1f} %, largest {100 * magnitudes[-1]:.1f} %")
-    return line
-
-
 def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str]:
     mine = {row["op"]: row for row in rows}
     theirs = {row["op"]: row for row in other}
@@ -202,7 +188,7 @@ def main() -> None:
     waits = [_details(row).get("device_wait_s", 0.0) for row in rows]
     print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator)")
-    print(baselines_summary(rows))
+    print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(
         f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in outcome.usage))
     print(f"GPU busy (nvidia-smi): {busy.summary()}")

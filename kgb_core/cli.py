@@ -21,8 +21,8 @@ from kgb_core.evaluation.results import EvalResult
 from kgb_core.plugins import Registry, load_registry
 from kgb_core.source_options import configure as configure_sources
 from kgb_core.source_options import merged, parse_assignments
-from kgb_core.report import (render_results, render_summary, render_table, sandbox_counts,
-                             sandbox_note, summarize)
+from kgb_core.report import (baseline_note, render_results, render_summary, render_table,
+                             sandbox_counts, sandbox_note, summarize)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="KernelGenBench: evaluate LLM-written Triton kernels per operator and chip.")
@@ -361,7 +361,7 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
         rows = store.results(outcome.run_id)
     typer.echo(render_results(rows))
     typer.echo("")
-    typer.echo(render_summary(summarize(rows)) + sandbox_note(rows))
+    typer.echo(render_summary(summarize(rows)) + sandbox_note(rows) + baseline_note(rows))
     typer.echo(f"\nrun {outcome.run_id}: {outcome.evaluated} evaluated now, "
                f"{outcome.skipped_done} already done; results in {config.db}")
     if outcome.wall_s and (len(outcome.usage) > 1 or config.concurrency > 1):
@@ -495,7 +495,7 @@ def report_command(db: str = typer.Option(DEFAULT_DB, "--db", help="Result store
     from kgb_core.reports.tables import leaderboard_text
 
     typer.echo("leaderboard (all sources):\n" + leaderboard_text(leaderboard(rows)) + "\n")
-    typer.echo(render_summary(summaries) + sandbox_note(rows))
+    typer.echo(render_summary(summaries) + sandbox_note(rows) + baseline_note(rows))
 
 
 @app.command("calibrate")

@@ -275,6 +275,29 @@ def sandbox_note(rows: Iterable[dict[str, Any]]) -> str:
             f"(sandbox = none): a cheating candidate could have reached the harness there.")
 
 
+def baseline_note(rows: Iterable[dict[str, Any]]) -> str:
+    """When the baselines the speedups divide were measured, how many were reused from an
+    earlier candidate or run, and their drift where a stored one was re-timed
+    (kgb_core/evaluation/baselines.py). Empty where nothing was timed."""
+    timings = [t for row in rows
+               for t in (json.loads(row["detail"]) if isinstance(row.get("detail"), str)
+                         else {}).get("timings", [])
+               if t.get("reference_measured_at")]
+    if not timings:
+        return ""
+    when = sorted(t["reference_measured_at"] for t in timings)
+    reused = sum(bool(t.get("reference_reused")) for t in timings)
+    line = (f"\nbaselines: {len(timings)} timed cases, {len(timings) - reused} measured for "
+            f"their candidate, {reused} reused; measured from {when[0]} to {when[-1]}")
+    drifts = sorted(abs(t["reference_recheck_ms"] / t["reference"]["median_ms"] - 1)
+                    for t in timings
+                    if t.get("reference_recheck_ms") and t["reference"].get("median_ms"))
+    if drifts:
+        line += (f"; {len(drifts)} stored ones re-timed: median drift "
+                 f"{100 * drifts[len(drifts) // 2]:.1f} %, largest {100 * drifts[-1]:.1f} %")
+    return line
+
+
 def render_summary(summaries: Sequence[GroupSummary]) -> str:
     rows = []
     for s in summaries:

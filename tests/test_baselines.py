@@ -126,14 +126,19 @@ def _reused(db) -> list[bool]:
 def test_kgb_run_stores_baselines_for_the_next_run_and_retimes_on_request(tmp_path):
     stored = tmp_path / "baselines.sqlite"
     runs = [[], [], ["--retime-baselines"]]
-    reused = []
+    reused, notes = [], []
     for index, extra in enumerate(runs):
         db = tmp_path / f"run{index}.db"
         done = kgb("run", "--backend", "cpu", "--op", "aten.neg", "--seed", "0", "--db", str(db),
                    "--baselines", str(stored), *extra, timeout=300)
         assert done.returncode == 0, done.stderr
         reused.append(_reused(db))
+        notes.append(next(line for line in done.stdout.splitlines()
+                          if line.startswith("baselines: ")))
     assert reused[0] and not any(reused[0]), "the first run measures"
+    count = len(reused[1])
+    assert notes[1].startswith(f"baselines: {count} timed cases, 0 measured for their "
+                               f"candidate, {count} reused; measured from "), notes[1]
     assert all(reused[1]), "the next run on this machine reuses them"
     assert not any(reused[2]), "--retime-baselines measures again"
 

@@ -4,9 +4,10 @@ A timed sweep spent most of its time checking (compiling, drawing inputs, comput
 references, comparing: host work, with short bursts on the device), one candidate at a time,
 because a timed kernel must have its device to itself. With this lock several judges check at
 once on one device, each holding the lock *shared* for one step of device work at a time (a
-trial, a probe), and a judge about to time a kernel (the candidate's timed calls, the
-baseline's) takes it *exclusive*: it waits for the steps running to end, no new step starts
-until its timing is done, and the steps then go on where they stopped. So timing numbers are
+trial, a probe, a runner's start or end), and a judge about to time a candidate takes it
+*exclusive* for its whole timing stage (the candidate's timed calls, the baseline's, the
+checks between them): it waits for the steps running to end, no new step starts until its
+timing is done, and the steps then go on where they stopped. So timing numbers are
 the device's alone, as before, while the checks around them overlap (issue 25).
 
 The lock is a file locked with ``flock(2)``, one per device and user, so judges of different
