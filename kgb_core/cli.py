@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
@@ -321,6 +322,7 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 source_opt: Optional[List[str]] = typer.Option(None, "--source-opt", help="A source's option, NAME.KEY=VALUE (repeatable), e.g. kernelbench.path=DIR."),
                 baselines: Optional[str] = typer.Option(None, "--baselines", help="Stored baseline timings, reused by later runs on this machine: a file, or none (default on a GPU: ~/.cache/kgb/baselines.sqlite)."),
                 retime_baselines: bool = typer.Option(False, "--retime-baselines", help="Measure every stored baseline again, once, in this run."),
+                stop_after: Optional[float] = typer.Option(None, "--stop-after", help="Start no operator after this many seconds; those running finish and are stored, and --resume does the rest."),
 ) -> None:
     """Run a sweep: generate with a method, evaluate on a backend, store every result.
 
@@ -357,7 +359,9 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                f"{plan.backend.label}, store {config.db}", err=True)
     with ResultStore(config.db) as store:
         outcome = run_sweep(plan, reg, store, resume=resume,
-                            notes=lambda message: typer.echo(message, err=True))
+                            notes=lambda message: typer.echo(message, err=True),
+                            stop_at=None if stop_after is None
+                            else time.monotonic() + stop_after)
         rows = store.results(outcome.run_id)
     typer.echo(render_results(rows))
     typer.echo("")

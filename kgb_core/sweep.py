@@ -360,12 +360,15 @@ class _Pipeline:
                        and sum(self.waiting.values()) < self.backlog_limit):
                     spent = _over_budget(self.plan.config, self.store, self.run_id,
                                          (self.unrecorded_tokens, self.unrecorded_cost))
-                    if not spent and self.stop_at is not None and time.monotonic() >= self.stop_at:
-                        spent = "the time limit"
                     if spent:
                         self.outcome.stopped_by_budget = (
                             f"budget reached ({spent}); {len(todo)} operators not attempted; "
                             f"raise the budget and run again with --resume")
+                    elif self.stop_at is not None and time.monotonic() >= self.stop_at:
+                        self.outcome.stopped_by_budget = (
+                            f"time limit reached; {len(todo)} operators not attempted; run "
+                            f"again with --resume")
+                    if self.outcome.stopped_by_budget:
                         self.notes(self.outcome.stopped_by_budget)
                         break
                     self._start(todo.popleft())

@@ -113,3 +113,22 @@ def test_kill_9_then_resume_loses_nothing_and_duplicates_nothing(tmp_path):
     assert runs == 1
     verdict_rows = sqlite3.connect(db).execute("SELECT DISTINCT verdict FROM results").fetchall()
     assert verdict_rows == [("pass",)]
+
+
+def test_a_time_limit_stops_handing_out_operators_and_resume_finishes_them(tmp_path):
+    """``run_sweep(stop_at=...)``: what started finishes and is stored, nothing more starts,
+    the run stays open, and a resumed run does the rest."""
+    registry = _registry()
+    ops = ["aten.neg", "aten.abs", "aten.relu"]
+    config = RunConfig(ops=ops, backend="cpu", seeds=[0], timing=False, timeout_s=60)
+    notes: list[str] = []
+    with ResultStore(tmp_path / "r.db") as store:
+        cut = run_sweep(plan_sweep(config, registry), registry, store, resume=False,
+                        notes=notes.append, stop_at=time.monotonic())
+        assert cut.stopped_by_budget.startswith("time limit reached; 3 operators not attempted")
+        assert notes == [cut.stopped_by_budget] and not store.results(cut.run_id)
+        (run,) = store.runs()
+        assert not run["finished_at"], "a cut run stays open for --resume"
+        rest = run_sweep(plan_sweep(config, registry), registry, store, resume=True)
+        assert rest.run_id == cut.run_id and not rest.stopped_by_budget
+        assert sorted(row["op"] for row in store.results(rest.run_id)) == sorted(ops)
