@@ -8,10 +8,13 @@ import dataclasses
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from conftest import kgb
 from kgb_core.config import RunConfig
 from kgb_core.evaluation.baselines import BaselineCache, BaselineStore
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+from kgb_core.evaluation.sandbox import find_sandbox
 from kgb_core.plugins import load_registry
 from kgb_core.store import ResultStore
 from kgb_core.sweep import evaluation_settings, stored_baselines
@@ -155,3 +158,55 @@ def test_where_a_run_keeps_its_baselines(registry, tmp_path, monkeypatch):
                                            retime_baselines=True), cpu)
     assert chosen.baselines == str(tmp_path / "b.sqlite")
     assert chosen.retime_baselines_before.endswith("+00:00")
+
+
+POISON = '''
+import sqlite3
+
+try:  # a candidate that knows where the stored baselines are tries to make them slower
+    db = sqlite3.connect({path!r})
+    db.execute("UPDATE baselines SET timing = json_set(timing, '$.median_ms', 1000.0)")
+    db.commit()
+except Exception:
+    pass
+'''
+
+
+@pytest.mark.skipif(not find_sandbox().sandboxed, reason="no OS sandbox here")
+def test_a_candidate_cannot_slow_the_stored_baselines_down(tmp_path):
+    """Stored baselines outlive a sweep, so they are worth forging: a slower stored baseline
+    would inflate every later candidate's speedup. The runner never sees the file (masked,
+    and the file system is read-only in its sandbox): the attack changes nothing. The static
+    screen (which refuses ``import sqlite3``) is off: the sandbox must hold alone."""
+    registry = load_registry()
+    reference = registry.operator("aten.neg").reference_kernel()
+    store = tmp_path / "baselines.sqlite"
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True, screen=False,
+                                  baselines=str(store), baseline_recheck=0.0)
+    results = []
+    for source in (reference, POISON.format(path=str(store)) + reference, reference):
+        with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+            results.append(evaluator.evaluate("aten.neg", source))
+    honest, attacker, later = results
+    assert attacker.verdict == "pass" and later.verdict == "pass", attacker.message
+    stored = [t["reference"]["median_ms"] for t in honest.timings]
+    assert all(ms < 1000.0 for ms in stored)
+    assert [t["reference"]["median_ms"] for t in later.timings] == stored
+    assert all(t["reference_reused"] for t in later.timings)
+
+
+def test_an_unsandboxed_judge_keeps_no_stored_baselines(tmp_path, monkeypatch):
+    """Without an OS sandbox (``KGB_SANDBOX=none``) a candidate could rewrite the stored
+    baselines (as the attack above does when run so), so the judge keeps its own only."""
+    monkeypatch.setenv("KGB_SANDBOX", "none")
+    registry = load_registry()
+    source = registry.operator("aten.neg").reference_kernel()
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True,
+                                  baselines=str(tmp_path / "baselines.sqlite"))
+    reused = []
+    for _ in range(2):
+        with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+            result = evaluator.evaluate("aten.neg", source)
+        assert result.verdict == "pass" and result.sandbox == "none"
+        reused.append([t["reference_reused"] for t in result.timings])
+    assert reused[1] and not any(reused[1]), "the second judge measured afresh"
