@@ -247,8 +247,10 @@ class OperatorSpec:
     # vary_values): "scale" multiplies them by 1 + 1/64 to 1.25, "shift" adds 1/64 to 1/4
     # instead, for an operator whose inputs carry a contract that scaling breaks and shifting
     # keeps (top-p: a threshold drawn well away from every cumulative softmax sum, which a
-    # shift of the logits leaves where it was). ``timed_varied_args``: the positions varied
-    # (None: every argument).
+    # shift of the logits leaves where it was). A shift must change every value it is added
+    # to: for inputs of small magnitude only (fp16 at 2048 has a step of 2, and a value that
+    # comes back the same lets an answer kept from an earlier call pass).
+    # ``timed_varied_args``: the positions varied (None: every argument).
     timed_variation: str = "scale"
     timed_varied_args: tuple[int, ...] | None = None
     # fp32 and complex64 results held to the rounding bound of a sum of reduce_dim products
