@@ -22,8 +22,6 @@ sources.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import shutil
 import subprocess
 import sys
@@ -35,10 +33,11 @@ from typing import Any
 from kgb_core.config import RunConfig
 from kgb_core.plugins import load_registry
 from kgb_core.progress import Progress
-from kgb_core.report import baseline_note, render_table
+from kgb_core.report import baseline_note, render_table, row_detail
 from kgb_core.stats import geometric_mean
 from kgb_core.store import ResultStore
 from kgb_core.sweep import plan_sweep, run_sweep
+from sweep_throughput import spread  # this folder: a script's own folder is on its path
 
 
 class BusySampler:
@@ -88,21 +87,10 @@ def _interleaved(op_ids: list[str]) -> list[str]:
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
-def _spread(op_ids: list[str], count: int) -> list[str]:
-    if not count or count >= len(op_ids):
-        return op_ids
-    step = len(op_ids) / count
-    return [op_ids[int(i * step)] for i in range(count)]
-
-
 def latest_rows(db: Path) -> list[dict[str, Any]]:
     with ResultStore(db) as store:
         runs = store.runs()
         return store.results(runs[-1]["id"]) if runs else []
-
-
-def _details(row: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(row["detail"]) if row.get("detail") else {}
 
 
 def by_source(rows: list[dict[str, Any]]) -> str:
@@ -111,7 +99,7 @@ def by_source(rows: list[dict[str, Any]]) -> str:
         mine = [row for row in rows if row["op"].split(".")[0] == source]
         passed = [row for row in mine if row["verdict"] == "pass"]
         speedups = [row["speedup"] for row in passed if row.get("speedup")]
-        durations = [_details(row).get("duration_s", 0.0) for row in mine]
+        durations = [row_detail(row).get("duration_s", 0.0) for row in mine]
         table.append([source, len(mine), len(passed),
                       f"{geometric_mean(speedups):.3f}" if speedups else "-",
                       f"{sum(durations) / max(1, len(mine)):.1f}"])
@@ -130,12 +118,11 @@ def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str
              f"{len(differ)} verdicts differ"]
     lines += [f"  {line}" for line in differ]
     if ratios:
-        logs = sorted(math.log(r) for r in ratios)
-        geo = math.exp(sum(logs) / len(logs))
-        quantile = lambda q: math.exp(logs[min(len(logs) - 1, int(q * len(logs)))])  # noqa: E731
+        ordered = sorted(ratios)
+        quantile = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
         lines.append(f"speedup ratio (this / other) over {len(ratios)} operators: geometric "
-                     f"mean {geo:.4f}; per operator p10 {quantile(0.1):.3f}, median "
-                     f"{quantile(0.5):.3f}, p90 {quantile(0.9):.3f}")
+                     f"mean {geometric_mean(ratios):.4f}; per operator p10 {quantile(0.1):.3f}, "
+                     f"median {quantile(0.5):.3f}, p90 {quantile(0.9):.3f}")
     return lines
 
 
@@ -164,7 +151,7 @@ def main() -> None:
     else:
         op_ids = _interleaved([s.id for s in registry.operators(args.source)
                                if s.reference_kernel is not None])
-    op_ids = _spread(op_ids, args.limit)
+    op_ids = spread(op_ids, args.limit) if args.limit else op_ids
     config = RunConfig(ops=op_ids, backend=args.backend, method="reference", seeds=[0],
                        db=args.db, timing=not args.no_timing, devices=args.devices,
                        workers_per_device=args.workers_per_device, baselines=args.baselines,
@@ -185,7 +172,7 @@ def main() -> None:
     wall = time.monotonic() - started
     rows = latest_rows(Path(args.db))
     print(by_source(rows))
-    waits = [_details(row).get("device_wait_s", 0.0) for row in rows]
+    waits = [row_detail(row).get("device_wait_s", 0.0) for row in rows]
     print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator)")
     print(baseline_note(rows).strip() or "baselines: none timed")

@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _spread(op_ids: list[str], count: int) -> list[str]:
+def spread(op_ids: list[str], count: int) -> list[str]:
     """``count`` operators spread evenly over the list (so every source and family shows)."""
     if count >= len(op_ids):
         return op_ids
@@ -50,7 +50,7 @@ def sweep(args: argparse.Namespace) -> None:
 
     registry = load_registry()
     specs = [s for s in registry.operators(args.source or []) if s.reference_kernel is not None]
-    op_ids = _spread([s.id for s in specs], args.limit) if args.limit else [s.id for s in specs]
+    op_ids = spread([s.id for s in specs], args.limit) if args.limit else [s.id for s in specs]
     with tempfile.TemporaryDirectory() as scratch:
         # A kept store (--db) may hold earlier runs: this sweep is always a new run in it, and
         # only that run's rows are counted.
@@ -119,7 +119,7 @@ def profile(args: argparse.Namespace) -> None:
         specs = [s for s in registry.operators(args.source or [])
                  if s.reference_kernel is not None]
         chosen = [registry.operator(op_id)
-                  for op_id in _spread([s.id for s in specs], args.profile)]
+                  for op_id in spread([s.id for s in specs], args.profile)]
     profiler = cProfile.Profile()
     verdict_counts: dict[str, int] = {}
     from kgb_core.evaluation.runners import RunnerChannel, RunnerTemplate

@@ -275,13 +275,16 @@ def sandbox_note(rows: Iterable[dict[str, Any]]) -> str:
             f"(sandbox = none): a cheating candidate could have reached the harness there.")
 
 
+def row_detail(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored result's detail (its EvalResult as a dict), or {} where the row has none."""
+    return json.loads(row["detail"]) if isinstance(row.get("detail"), str) else {}
+
+
 def baseline_note(rows: Iterable[dict[str, Any]]) -> str:
     """When the baselines the speedups divide were measured, how many were reused from an
     earlier candidate or run, and their drift where a stored one was re-timed
     (kgb_core/evaluation/baselines.py). Empty where nothing was timed."""
-    timings = [t for row in rows
-               for t in (json.loads(row["detail"]) if isinstance(row.get("detail"), str)
-                         else {}).get("timings", [])
+    timings = [t for row in rows for t in row_detail(row).get("timings", [])
                if t.get("reference_measured_at")]
     if not timings:
         return ""
@@ -325,8 +328,7 @@ def render_results(rows: Sequence[dict[str, Any]]) -> str:
     """
     table_rows = []
     for row in rows:
-        detail = json.loads(row["detail"]) if isinstance(row.get("detail"), str) else {}
-        cases = detail.get("cases", [])
+        cases = row_detail(row).get("cases", [])
         checked = [c for c in cases if c.get("status") != "skipped"]
         passed = sum(1 for c in checked if c.get("status") == verdicts.PASS)
         skipped = len(cases) - len(checked)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from kgb_core.evaluation.runner import (EVERY_CALL_UP_TO, TimedCalls, scale_values, value_scale,
-                                         vary_values)
+from kgb_core.evaluation.runner import EVERY_CALL_UP_TO, TimedCalls, value_scale, vary_values
 from kgb_core.timing import TimingSettings, WallClockTimer
 
 
@@ -61,7 +60,7 @@ def test_the_sample_names_the_values_each_output_came_from():
     for index, values, scaled, output in calls.samples:
         assert scaled == index  # every call was prepared
         expected = torch.full((8,), float(values + 1))
-        scale_values([expected], scaled)
+        vary_values([expected], scaled, None)
         assert torch.equal(output, expected * 2)
     assert len({index for index, _, _, _ in calls.samples}) == 3
 
@@ -121,7 +120,7 @@ def test_written_arguments_go_back_as_each_sampled_call_left_them():
     assert len(entries) == 7
     for index, values, scaled, output, arguments in entries:
         expected = torch.full((8,), float(values + 1))
-        scale_values([expected], scaled)
+        vary_values([expected], scaled, None)
         assert torch.equal(arguments[0], expected + 1), index
         assert torch.equal(output, arguments[0])
 

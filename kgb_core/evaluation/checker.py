@@ -58,8 +58,6 @@ GHOST_SEED = 7_000_037
 # A probe's case holds at least this many input elements, where one does.
 PROBE_MIN_ELEMENTS = 64
 _RANDOM = random.SystemRandom()
-# Stages that take the device lock trial by trial rather than whole.
-_STEPPED_STAGES = frozenset({"trials", "held-out"})
 AFTER_TIMING_SEED = 7_000_057
 # The input sets a timed case cycles through (distinct storages and values), and how many of
 # its timed outputs the runner hands back, drawn at random, for comparison.
@@ -117,11 +115,18 @@ class CallOutcome:
     staged_sites: list[str] = field(default_factory=list)
 
 
+# How a stage holds the device's lock (Stage.device).
+SHARED, BY_STEP, EXCLUSIVE = "shared", "by step", "exclusive"
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str
     gives: frozenset[str]
     run: Callable[["Evaluation"], None]
+    # How the stage holds the device's lock (device_lock.py): SHARED as a whole, BY_STEP
+    # (it takes it shared itself, trial by trial), or EXCLUSIVE as a whole.
+    device: str = SHARED
 
 
 def _unchanged(now: Any, before: Any) -> bool:
@@ -224,9 +229,9 @@ class Evaluation:
                                        verdicts.TAMPERING, verdicts.RUNTIME_ERROR,
                                        verdicts.OOM, verdicts.DEFERRED_WORK}),
                   Evaluation._import),
-            Stage("trials", trial, Evaluation._shown_trials),
+            Stage("trials", trial, Evaluation._shown_trials, BY_STEP),
             Stage("held-out", frozenset({verdicts.HELDOUT_FAILED}) | trial,
-                  Evaluation._heldout_trials),
+                  Evaluation._heldout_trials, BY_STEP),
             Stage("rewritten inputs", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
                   Evaluation._rewritten_inputs),
             Stage("ghost replay", frozenset({verdicts.GHOST_REPLAY_MATCHED,
@@ -234,8 +239,11 @@ class Evaluation:
                   Evaluation._ghost_replay),
         ]
         if self.settings.timing:
+            # Exclusive once for every timed case: each time a judge asks for the device
+            # alone it waits for every other judge's step running to end (on the H200, taking
+            # it per case left the device idle most of the sweep).
             stages.append(Stage("timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
-                                Evaluation._time))
+                                Evaluation._time, EXCLUSIVE))
         return stages
 
     def run(self, candidate_file: str) -> EvalResult:
@@ -244,17 +252,8 @@ class Evaluation:
         self.candidate_file = candidate_file
         for stage in self.stages():
             try:
-                if stage.name in _STEPPED_STAGES:  # they take the lock trial by trial
+                with self._holding(stage.device):
                     stage.run(self)
-                elif stage.name == "timing":
-                    # Exclusive once for every timed case: each time a judge asks for the
-                    # device alone it waits for every other judge's step running to end (on
-                    # the H200, taking it per case left the device idle most of the sweep).
-                    with self._timing():
-                        stage.run(self)
-                else:
-                    with self._checking():
-                        stage.run(self)
             except CandidateFailure as failure:
                 if failure.verdict not in stage.gives:
                     failure = CandidateFailure(
@@ -452,9 +451,13 @@ class Evaluation:
             yield
 
     @contextmanager
-    def _timing(self) -> Iterator[None]:
-        """A timing, with the device to itself."""
-        with self._locked(self.device_lock.exclusive):
+    def _holding(self, how: str) -> Iterator[None]:
+        """A stage's hold on the device (``Stage.device``)."""
+        if how == BY_STEP:
+            yield
+            return
+        with self._locked(self.device_lock.exclusive if how == EXCLUSIVE
+                          else self.device_lock.shared):
             yield
 
     @contextmanager

@@ -572,33 +572,25 @@ def value_scale(index: int) -> float:
     return 1.0 + 2.0 ** -6 + fraction * (0.25 - 2.0 ** -6)
 
 
-def scale_values(tensors: list[Any], index: int) -> None:
-    """Scale the floating and complex tensors among ``tensors`` in place by ``value_scale``
-    (fp8 ones are left alone: torch has no arithmetic on them)."""
-    _vary(tensors, index, "scale")
-
-
 def vary_values(arguments: list[Any], index: int, variation: dict[str, Any] | None) -> None:
     """Give timed call ``index``'s arguments their new values, as the operator asks
     (``OperatorSpec.timed_variation``: ``{"mode": "scale" | "shift", "args": positions or
-    None}``; None: scale every argument)."""
+    None}``; None: scale every argument): the floating and complex tensors among them are
+    scaled by ``value_scale`` or shifted by it less 1, in place (fp8 ones are left alone:
+    torch has no arithmetic on them)."""
+    import torch
+
     variation = variation or {}
     mode = variation.get("mode", "scale")
     positions = variation.get("args")
     chosen = arguments if positions is None else [arguments[i] for i in positions
                                                   if 0 <= i < len(arguments)]
-    _vary(tensors_in(chosen), index, mode)
-
-
-def _vary(tensors: list[Any], index: int, mode: str) -> None:
-    import torch
-
     factor = value_scale(index)
     varied = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
               torch.complex128)
     if factor == 1.0:
         return
-    for tensor in tensors:
+    for tensor in tensors_in(chosen):
         if tensor.dtype in varied:
             if mode == "shift":
                 tensor.add_(factor - 1.0)
