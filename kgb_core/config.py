@@ -98,6 +98,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "max_repetitions": ("timing_settings", (int,)),
         "slow_call_repetitions": ("timing_settings", (int,)),
         "median_interval": ("timing_settings", (int, float)),
+        "median_floor": ("timing_settings", (int,)),
     },
 }
 _METHOD_SECTION = "method"

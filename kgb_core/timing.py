@@ -52,10 +52,14 @@ class TimingSettings:
     # --recorders; benchmarks/RESULTS.md, sixth session of 2026-12-05, says why).
     device_lead: bool = False
     # Repetitions that stop when the median is known: with a bound above 0, repetitions are
-    # taken in batches (at least min_repetitions, then as many again) until the median's
-    # confidence interval (stats.median_interval) is within this fraction of it, or
-    # max_repetitions are taken; rep_ms then only sizes the first batch. 0: the fixed budget.
+    # taken in batches (median_floor first, then as many again each time) until the median's
+    # confidence interval (stats.median_interval) is within this fraction of it, or the
+    # budget's count (rep_ms over the estimate, as without a bound) is taken: never more
+    # repetitions than the fixed budget, often far fewer. 0: the fixed budget.
     median_interval: float = 0.0
+    # The first batch under a median bound: below about 20 samples the order statistics that
+    # bound the median are the extremes, and a lucky few would stop a noisy timing.
+    median_floor: int = 20
 
     def repetitions_for(self, estimate_ms: float, budget_ms: float) -> int:
         if estimate_ms <= 0:
@@ -137,22 +141,32 @@ class Timer(ABC):
                                  for _ in range(self.settings.slow_call_repetitions - 1)]
             return self._timing(samples)
         estimate = min([first] + [self.time_once_ms(fn) for _ in range(2)])
-        warmup_calls = min(self.settings.max_repetitions,
-                           int(self.settings.warmup_ms / max(estimate, 1e-6)))
-        for _ in range(warmup_calls):
+        self._warm_up(fn, estimate)
+        repetitions = self.settings.repetitions_for(estimate, self.settings.rep_ms)
+        if self.settings.median_interval > 0:
+            return self._timing(self._until_the_median_is_known(fn, repetitions))
+        return self._timing(self.time_repetitions_ms(fn, repetitions))
+
+    def _warm_up(self, fn: Callable[[], Any], estimate: float) -> None:
+        """Calls for ``warmup_ms``: as many as the estimate says fill it on the device, and no
+        more than fill it on the host's clock. A call whose host side outlasts its kernel (a
+        runner's recorded call of a 10 us kernel takes a few hundred us to issue) would
+        otherwise warm up for max_repetitions calls, seconds, not milliseconds."""
+        calls = min(self.settings.max_repetitions,
+                    int(self.settings.warmup_ms / max(estimate, 1e-6)))
+        ends = time.perf_counter() + self.settings.warmup_ms / 1e3
+        for _ in range(calls):
             self._before()
             fn()
-        repetitions = self.settings.repetitions_for(estimate, self.settings.rep_ms)
-        samples = self.time_repetitions_ms(fn, repetitions)
-        if self.settings.median_interval > 0:
-            samples = self._until_the_median_is_known(fn, samples)
-        return self._timing(samples)
+            if time.perf_counter() >= ends:
+                break
 
-    def _until_the_median_is_known(self, fn: Callable[[], Any], samples: list[float]) -> list[float]:
-        """More batches, each as large as all taken so far (doubling the count narrows the
-        interval by about a factor of sqrt 2), while the median's interval is wider than the
-        bound and the ceiling is not reached."""
-        ceiling = self.settings.max_repetitions
+    def _until_the_median_is_known(self, fn: Callable[[], Any], ceiling: int) -> list[float]:
+        """``median_floor`` repetitions, then batches as large as all taken so far (doubling
+        the count narrows the interval by about a factor of sqrt 2) while the median's
+        interval is wider than the bound and fewer than ``ceiling`` were taken."""
+        samples = self.time_repetitions_ms(fn, min(ceiling, max(self.settings.median_floor,
+                                                                self.settings.min_repetitions)))
         while (len(samples) < ceiling
                and relative_median_interval(samples) > self.settings.median_interval):
             samples += self.time_repetitions_ms(fn, min(len(samples), ceiling - len(samples)))

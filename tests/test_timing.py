@@ -80,28 +80,43 @@ class _Scripted(WallClockTimer):
         return next(self.samples)
 
 
-def _adaptive(bound: float, max_repetitions: int = 160) -> TimingSettings:
-    return TimingSettings(warmup_ms=1.0, rep_ms=10.0, min_repetitions=10,
-                          max_repetitions=max_repetitions, median_interval=bound)
+def _adaptive(bound: float, rep_ms: float = 1000.0) -> TimingSettings:
+    """An estimate of 1 ms: the budget buys rep_ms repetitions (up to 1000)."""
+    return TimingSettings(warmup_ms=0.5, rep_ms=rep_ms, min_repetitions=5,
+                          max_repetitions=1000, median_interval=bound, median_floor=20)
 
 
 def test_repetitions_stop_once_the_median_is_known():
-    """Steady samples: the first batch (the budget's 10) already pins the median to 1 %."""
-    steady = [1.0] * 3 + [1.0 + 0.001 * (i % 5) for i in range(1000)]
+    """Steady samples: the first batch (the floor's 20 of a budget's 1000) pins the median."""
+    steady = [1.0] * 3 + [1.0 + 0.001 * (i % 5) for i in range(2000)]
     timing = _Scripted(_adaptive(0.01), steady).measure(lambda: None)
-    assert timing.repetitions == 10 and abs(timing.median_ms - 1.002) < 1e-9
+    assert timing.repetitions == 20 and abs(timing.median_ms - 1.002) < 1e-9
 
 
-def test_noisy_samples_take_more_batches_up_to_the_ceiling():
+def test_noisy_samples_take_more_batches_never_past_the_budget():
     """Samples spread over +-20 %: batches double the count until the interval is within 1 %,
-    and never past max_repetitions."""
-    noisy = [1.0] * 3 + [0.8 + 0.4 * ((i * 7919) % 101) / 100 for i in range(1000)]
-    narrow = _Scripted(_adaptive(0.01, max_repetitions=1000), noisy).measure(lambda: None)
-    assert narrow.repetitions in (20, 40, 80, 160, 320, 640, 1000) and narrow.repetitions > 10
-    capped = _Scripted(_adaptive(0.001, max_repetitions=25), noisy).measure(lambda: None)
-    assert capped.repetitions == 25
-    fixed = _Scripted(_adaptive(0.0), noisy).measure(lambda: None)
-    assert fixed.repetitions == 10  # off: the budget's count, as before
+    and never past the fixed budget's count."""
+    noisy = [1.0] * 3 + [0.8 + 0.4 * ((i * 7919) % 101) / 100 for i in range(2000)]
+    narrow = _Scripted(_adaptive(0.01), noisy).measure(lambda: None)
+    assert narrow.repetitions in (40, 80, 160, 320, 640, 1000)
+    capped = _Scripted(_adaptive(0.001, rep_ms=50.0), noisy).measure(lambda: None)
+    assert capped.repetitions == 50
+    fixed = _Scripted(_adaptive(0.0, rep_ms=50.0), noisy).measure(lambda: None)
+    assert fixed.repetitions == 50  # off: the budget's count, as before
+    short = _Scripted(_adaptive(0.01, rep_ms=8.0), noisy).measure(lambda: None)
+    assert short.repetitions == 8, "a budget below the floor is the ceiling"
+
+
+def test_the_warm_up_ends_when_its_time_is_up_on_the_host():
+    """A call whose kernel is quick but whose host side is slow (a runner's recorded call) warms
+    up for warmup_ms of the host's time, not for warmup_ms over the kernel's estimate calls."""
+    calls = []
+    settings = TimingSettings(warmup_ms=20.0, rep_ms=0.002, min_repetitions=2,
+                              max_repetitions=1000)
+    timer = _Scripted(settings, [0.001] * 2000)  # the estimate asks for 1000 warm-up calls
+    timing = timer.measure(lambda: (calls.append(1), time.sleep(0.002)))
+    warm_up = len(calls) - 3 - timing.repetitions  # less the first call and the estimate's two
+    assert timing.repetitions == 2 and 3 <= warm_up <= 10, warm_up
 
 
 def test_the_medians_interval_is_order_statistics_around_the_middle():
