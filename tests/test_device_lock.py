@@ -109,3 +109,74 @@ def test_a_judge_times_only_once_another_judges_check_step_is_over(tmp_path, mon
     released = [at for mode, what, at in _drain(events, 4) if what == "released"]
     assert result.device_wait_s > 1.0, "the timing waited for the other judge's step"
     assert released and result.duration_s > result.device_wait_s
+
+
+# A candidate that takes the device's lock shared and keeps it: every timing on the device,
+# its own judge's and every other judge's, would wait on it (a judge's wait for the lock is not
+# charged to its candidate). To show what it reached, it answers wrongly once it holds it.
+_LOCK_GRABBER = '''
+import fcntl
+import os
+
+import triton
+import triton.language as tl
+
+_HELD = []
+
+
+@triton.jit
+def _scaled(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+def _grab():
+    for name in ("cpu-0.lock", "cpu-0.lock.turnstile"):
+        try:
+            descriptor = os.open(os.path.join({folder!r}, name), os.O_RDONLY)
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            _HELD.append(descriptor)
+        except OSError:
+            pass
+
+
+def kernel(x):
+    import torch
+
+    if not _HELD:
+        _grab()
+    out = torch.empty_like(x)
+    n = x.numel()
+    _scaled[(triton.cdiv(max(n, 1), 1024),)](x, out, n, 1.0 if _HELD else -1.0, BLOCK=1024)
+    return out
+'''
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_candidate_cannot_hold_the_devices_lock(tmp_path, monkeypatch, sandbox):
+    """The lock's files are the judge's: in the sandbox the runner sees an emptied /tmp and the
+    lock folder masked, so the grabber finds nothing and its honest answer passes. Without the
+    sandbox the same candidate takes the lock (and says so by its wrong answer): the check has
+    teeth only where the sandbox holds. The static screen, which refuses ``import fcntl``, is
+    off: the sandbox must hold alone."""
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+    from kgb_core.plugins import load_registry
+
+    monkeypatch.setenv("KGB_DEVICE_LOCKS", str(tmp_path))
+    if sandbox == "none":
+        monkeypatch.setenv("KGB_SANDBOX", "none")
+    registry = load_registry()
+    settings = EvaluationSettings(seeds=(0,), timeout_s=120, timing=True, device_lock=True,
+                                  screen=False)
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        result = evaluator.evaluate("aten.neg", _LOCK_GRABBER.format(folder=str(tmp_path)))
+    assert result.sandbox == sandbox
+    if sandbox == "none":
+        assert result.verdict == "wrong_output", (result.verdict, result.message)
+    else:
+        assert result.verdict == "pass", (result.verdict, result.message)
+    # Either way the lock is free once the candidate is gone.
+    lock = DeviceLock(str(tmp_path / "cpu-0.lock"))
+    with lock.exclusive():
+        pass

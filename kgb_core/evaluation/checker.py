@@ -18,8 +18,11 @@ the runner handed back, and decides. The stages, in order, each able to end the 
 6. ``timing``: the candidate timed by the runner under the same recorders as a checked call,
    cycling through three input sets with new values written before every call (scaled by a
    factor no other call gets), a random sample of its timed outputs compared with the reference
-   on the values it saw; the baseline timed by the judge on its own copies; then one more
-   rewritten-inputs call (caching while timed).
+   on the values it saw; the baseline timed by the judge on its own copies, the device held
+   alone throughout;
+7. ``after timing``: for each timed case, one more rewritten-inputs call on its timed tensors
+   (caching while timed), beside other judges' checks: it needs no device to itself, and
+   outside the exclusive hold it no longer keeps every other judge on the device waiting.
 
 Verdicts about the channel and the process (timeout, crash, out of memory, a forged message)
 are made in one place, ``kgb_core.evaluation.harness_verdicts``.
@@ -219,6 +222,9 @@ class Evaluation:
         self.ghost_case: tuple[ShapeCase, str] | None = None
         # The storages the last request handed over, which its reply may name unchanged.
         self._sent: list[Any] = []
+        # Each timed case's kept tensors in the runner (its first timed set), for the call
+        # after timing: (case, dtype, slot).
+        self._timed_slots: list[tuple[ShapeCase, str, str]] = []
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -244,6 +250,8 @@ class Evaluation:
             # it per case left the device idle most of the sweep).
             stages.append(Stage("timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
                                 Evaluation._time, EXCLUSIVE))
+            stages.append(Stage("after timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
+                                Evaluation._after_timing))
         return stages
 
     def run(self, candidate_file: str) -> EvalResult:
@@ -383,8 +391,7 @@ class Evaluation:
                 "speedup": reference.median_ms / candidate.median_ms
                 if candidate.median_ms > 0 else None,
             })
-            # The timed inputs get new values: an output cached while timed shows here.
-            self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
+            self._timed_slots.append((case, dtype, slot))
         self.result.timing_label = stored_label(self.timer.label,
                                                 self.backend.timings_measure_hardware)
         if self.result.timings:
@@ -392,6 +399,11 @@ class Evaluation:
             self.result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in timings)
             self.result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in timings)
             self.result.speedup = geometric_mean(t["speedup"] for t in timings)
+
+    def _after_timing(self) -> None:
+        """The timed inputs get new values: an output cached while timed shows here."""
+        for case, dtype, slot in self._timed_slots:
+            self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
 
     def _time_baseline(self, sets: list[list[Any]]) -> Timing:
         """The baseline's timing on the judge's own copies of the timed input sets."""
