@@ -70,13 +70,16 @@ def kgb(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
 # Measured (seconds of test time on CI's machine): 270, 170, 120, 95, 80, 75, 70, 70, 65, ...
 # (2026-12-06: the reference sweep 360 s, test_serve.py about 100, the stored-baseline and
 # timed-worker modules about 65 each; left unlisted they ran last, alone, and the suite took
-# 945 s.)
-LONG_FIRST = ("test_reference_sweep.py", "test_negative_controls.py", "test_scale_out.py",
+# 945 s. Tenth session: the reference sweep, one module, kept one worker of three busy for about
+# 500 s while the suite took 1128 s; it is four modules now, reference_sweep.py says how.)
+LONG_FIRST = ("test_reference_sweep_part3.py", "test_reference_sweep_part2.py",
+              "test_reference_sweep_part1.py", "test_negative_controls.py", "test_scale_out.py",
               "test_cli.py", "test_serve.py", "test_benchmarks_cpu.py", "test_llm_method.py",
               "test_reports.py", "test_kgb_source_kernelbench.py", "test_agent_scaffolds.py",
               "test_method_labels.py", "test_baselines.py", "test_workers_per_device.py",
               "test_command_method.py", "test_agent_presets.py", "test_sweep.py",
-              "test_agent_method.py", "test_kgb_source_gpumode.py")
+              "test_agent_method.py", "test_kgb_source_gpumode.py",
+              "test_reference_sweep_part0.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

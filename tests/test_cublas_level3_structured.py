@@ -225,7 +225,7 @@ def test_reference_matches_the_routine_read_element_by_element(specs, name):
         _oracle_check(spec, case)
 
 
-# -- the evaluator: wrong kernels are rejected (reference kernels: test_reference_sweep.py) --
+# -- the evaluator: wrong kernels are rejected (reference kernels: reference_sweep.py) --
 # (routine, what the edit breaks, text in the reference kernel, its wrong replacement).
 WRONG_KERNELS = [
     ("cublasSsymm_v2", "other_triangle_read", 'UPPER=uplo == "U"', 'UPPER=uplo != "U"'),
