@@ -191,3 +191,4 @@ def test_an_unsandboxed_judge_keeps_no_stored_baselines(tmp_path, monkeypatch):
         assert result.verdict == "pass" and result.sandbox == "none"
         reused.append([t["reference_reused"] for t in result.timings])
     assert reused[1] and not any(reused[1]), "the second judge measured afresh"
+    assert not (tmp_path / "baselines.sqlite").exists(), "no stored file was even made"

@@ -52,11 +52,24 @@ class BaselineStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS baselines (key TEXT PRIMARY KEY, "
-                         "timing TEXT NOT NULL, measured_at TEXT NOT NULL)")
+        # Opened at first use: a judge that decides not to keep stored baselines (unsandboxed)
+        # leaves no file behind.
+        self._opened: sqlite3.Connection | None = None
+
+    def open(self) -> None:
+        """Make the file now (a sandboxed judge masks it from the runners, which needs it to
+        exist when their sandbox is set up)."""
+        self._db  # noqa: B018 - opened for its side effect
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._opened is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._opened = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self._opened.execute("PRAGMA journal_mode=WAL")
+            self._opened.execute("CREATE TABLE IF NOT EXISTS baselines (key TEXT PRIMARY KEY, "
+                                 "timing TEXT NOT NULL, measured_at TEXT NOT NULL)")
+        return self._opened
 
     def get(self, key: str) -> Baseline | None:
         row = self._db.execute("SELECT timing, measured_at FROM baselines WHERE key = ?",
@@ -73,7 +86,9 @@ class BaselineStore:
                          (key, json.dumps(baseline.timing.to_dict()), baseline.measured_at))
 
     def close(self) -> None:
-        self._db.close()
+        if self._opened is not None:
+            self._opened.close()
+            self._opened = None
 
 
 class BaselineCache:

@@ -134,6 +134,7 @@ class Judge:
         # No runner reads the stored baselines or holds the device's lock.
         stored = self.baselines.store
         if stored is not None:
+            stored.open()  # only a path that exists can be masked
             self.masked += [str(stored.path) + suffix for suffix in ("", "-wal", "-shm")]
         if getattr(self.device_lock, "path", None) is not None:
             self.masked.append(str(self.device_lock.path.parent))
