@@ -151,7 +151,7 @@ def main() -> None:
     else:
         op_ids = _interleaved([s.id for s in registry.operators(args.source)
                                if s.reference_kernel is not None])
-    op_ids = spread(op_ids, args.limit) if args.limit else op_ids
+    op_ids = spread(op_ids, args.limit)
     config = RunConfig(ops=op_ids, backend=args.backend, method="reference", seeds=[0],
                        db=args.db, timing=not args.no_timing, devices=args.devices,
                        workers_per_device=args.workers_per_device, baselines=args.baselines,

@@ -37,8 +37,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def spread(op_ids: list[str], count: int) -> list[str]:
-    """``count`` operators spread evenly over the list (so every source and family shows)."""
-    if count >= len(op_ids):
+    """``count`` operators spread evenly over the list (so every source and family shows); all
+    of them where ``count`` is 0 (no limit)."""
+    if not count or count >= len(op_ids):
         return op_ids
     step = len(op_ids) / count
     return [op_ids[int(i * step)] for i in range(count)]
@@ -50,7 +51,7 @@ def sweep(args: argparse.Namespace) -> None:
 
     registry = load_registry()
     specs = [s for s in registry.operators(args.source or []) if s.reference_kernel is not None]
-    op_ids = spread([s.id for s in specs], args.limit) if args.limit else [s.id for s in specs]
+    op_ids = spread([s.id for s in specs], args.limit)
     with tempfile.TemporaryDirectory() as scratch:
         # A kept store (--db) may hold earlier runs: this sweep is always a new run in it, and
         # only that run's rows are counted.
