@@ -175,12 +175,16 @@ for step in $steps; do
       fi ;;
     serve)
       # kgb serve under load on the GPU (benchmarks/serve_load.py; carry .whl for Starlette
-      # and uvicorn): KGB_SERVE_ARGS, default timed requests from two clients.
-      # shellcheck disable=SC2086
-      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/serve_load.py --backend nvidia \
-          ${KGB_SERVE_ARGS:---timing --requests 12 --clients 2 --eval-runs 2} \
-          > "$OUT/serve_load.txt" 2>&1
-      echo "serve exit $?" >> "$OUT/serve_load.txt" ;;
+      # and uvicorn): KGB_SERVE_ARGS, default timed requests from two clients; several
+      # argument sets separated by ";" run one after the other into the same file.
+      IFS=';' read -ra serve_runs <<< "${KGB_SERVE_ARGS:---timing --requests 12 --clients 2 --eval-runs 2}"
+      for args in "${serve_runs[@]}"; do
+        echo "== serve_load.py $args" >> "$OUT/serve_load.txt"
+        # shellcheck disable=SC2086
+        timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/serve_load.py --backend nvidia \
+            $args >> "$OUT/serve_load.txt" 2>&1
+        echo "serve exit $?" >> "$OUT/serve_load.txt"
+      done ;;
     owed)
       # What this kgb still owes a GPU (RESULTS.md, fourth session of 2026-12-05): the three
       # references not yet seen passing there (`_to_copy`, and SDPA's fp16/bf16 bound), every
