@@ -45,6 +45,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+def described(answer: dict) -> str:
+    """Where a request's time went, as its result tells: the judge's own duration, the wait for
+    the device's lock (other judges' timings), and the worker that took it: a latency well
+    above the judge's duration waited in the queue."""
+    return (f"judge {float(answer.get('duration_s') or 0.0):.3f} s, lock wait "
+            f"{float(answer.get('device_wait_s') or 0.0):.3f} s, on {answer.get('evaluated_on') or '-'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="cpu")
@@ -79,15 +87,16 @@ def main() -> None:
         first_s, answer = post(f"{url}/evaluate", body, args.limit_s)
         # Each measurement is printed as it comes (stderr), so a run cut by a device call's
         # limit still leaves what it measured.
-        print(f"first request {first_s:.3f} s: {answer.get('verdict')}", file=sys.stderr,
-              flush=True)
+        print(f"first request {first_s:.3f} s: {answer.get('verdict')}, {described(answer)}",
+              file=sys.stderr, flush=True)
         if answer.get("verdict") != "pass":
             raise SystemExit(f"the candidate did not pass: {answer.get('verdict')}: "
                              f"{answer.get('message')}")
         timed_answers = []
         for _ in range(3):
             timed_answers.append(post(f"{url}/evaluate", body, args.limit_s))
-            print(f"one at a time: {timed_answers[-1][0]:.3f} s", file=sys.stderr, flush=True)
+            print(f"one at a time: {timed_answers[-1][0]:.3f} s, "
+                  f"{described(timed_answers[-1][1])}", file=sys.stderr, flush=True)
         sequential = [seconds for seconds, _ in timed_answers]
         # What the service adds to the evaluation: the latency less the judge's own duration.
         added = [seconds - float(got.get("duration_s") or 0.0) for seconds, got in timed_answers]
@@ -106,7 +115,7 @@ def main() -> None:
                     latencies.append(seconds)
                     verdicts.append(got.get("verdict", "?"))
                     print(f"concurrent request {len(latencies)}: {seconds:.3f} s, "
-                          f"{verdicts[-1]}", file=sys.stderr, flush=True)
+                          f"{verdicts[-1]}, {described(got)}", file=sys.stderr, flush=True)
 
         started = time.perf_counter()
         threads = [threading.Thread(target=client, args=(n,)) for n in per_client]
