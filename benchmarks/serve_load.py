@@ -124,6 +124,15 @@ def main() -> None:
         for thread in threads:
             thread.join()
         wall = time.perf_counter() - started
+        # What each worker did (kgb serve's health): a job run again with the device to itself
+        # (retried_alone) waited for every other check on it.
+        workers = json.loads(urllib.request.urlopen(f"{url}/health", timeout=10).read())["workers"]
+        for kind, slots in workers.items():
+            print(f"{kind} workers: " + "; ".join(
+                f"{slot['slot']} jobs {slot['jobs']} busy {slot['busy_s']:.1f} s judge starts "
+                f"{slot['worker_starts']}" + (f" retried alone {slot['retried_alone']}"
+                                              if slot.get("retried_alone") else "")
+                for slot in slots), file=sys.stderr, flush=True)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=120)

@@ -274,7 +274,8 @@ def build_app(service: EvaluationService, limits: ServeLimits, *, token: str | N
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "backend": service.backend.label,
                              "queue": {"pending": admission.pending, "limit": admission.limit},
-                             "sandbox": sandbox, "recording": recorder is not None})
+                             "sandbox": sandbox, "recording": recorder is not None,
+                             "workers": service.usage()})
 
     async def operators(request: Request) -> JSONResponse:
         request_id = uuid.uuid4().hex

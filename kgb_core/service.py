@@ -123,6 +123,14 @@ class EvaluationService:
         devices = len(self.devices or [None])
         return devices * (1 if timing else self.check_workers_per_device)
 
+    def usage(self) -> dict[str, list[dict[str, Any]]]:
+        """What each started pool's workers did (jobs, busy seconds, judge starts, jobs run
+        again with the device alone after running out of memory): ``checks`` and ``timings``."""
+        with self._lock:
+            pools = dict(self._pools)
+        return {("timings" if timing else "checks"): [slot.to_dict() for slot in pool.usage()]
+                for timing, pool in sorted(pools.items())}
+
     # -- pools -----------------------------------------------------------------------------
     def start(self) -> None:
         """Start both pools now rather than on their first request (a server does)."""

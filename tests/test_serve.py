@@ -187,6 +187,11 @@ def test_a_batch_answers_in_order_and_concurrent_clients_are_all_served(server):
         thread.join()
     verdicts = sorted((op, status, body["verdict"]) for op, (status, _, body) in answers)
     assert verdicts == [("aten.neg", 200, "pass")] * 2 + [("aten.t", 200, "reference_used")] * 2
+    # Health tells what each worker did: these six checks ran on the checks pool's workers.
+    workers = request(server, "GET", "/v1/health")[2]["workers"]
+    assert set(workers) == {"checks", "timings"}
+    assert sum(slot["jobs"] for slot in workers["checks"]) >= 6
+    assert all(slot["worker_starts"] >= 1 for slot in workers["checks"])
 
 
 def test_every_evaluation_is_recorded_with_its_request_id(server, tmp_path_factory):
