@@ -50,7 +50,9 @@ def described(answer: dict) -> str:
     the device's lock (other judges' timings), and the worker that took it: a latency well
     above the judge's duration waited in the queue."""
     return (f"judge {float(answer.get('duration_s') or 0.0):.3f} s, lock wait "
-            f"{float(answer.get('device_wait_s') or 0.0):.3f} s, on {answer.get('evaluated_on') or '-'}")
+            f"{float(answer.get('device_wait_s') or 0.0):.3f} s, on {answer.get('evaluated_on') or '-'}"
+            + (f", run again alone after {answer['retried_alone']!r}"
+               if answer.get("retried_alone") else ""))
 
 
 def main() -> None:

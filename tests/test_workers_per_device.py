@@ -182,11 +182,14 @@ def test_a_job_that_ran_out_of_shared_device_memory_runs_again_alone(monkeypatch
     try:
         futures = [pool.submit(EvalJob(op=op, source="")) for op in
                    ["small1", "big", "small2", "small3", "small4", "small5"]]
-        results = {f.result(timeout=30).op: f.result().verdict for f in futures}
+        answers = {f.result(timeout=30).op: f.result() for f in futures}
     finally:
         pool.close()
-    assert results == {op: verdicts.PASS for op in results}, results
+    assert {op: r.verdict for op, r in answers.items()} == {op: verdicts.PASS for op in answers}
     assert sum(u.retried_alone for u in pool.usage()) == 1
+    # The result says it ran twice, and why: its latency holds both tries.
+    assert answers["big"].retried_alone.startswith("harness_error: OutOfMemoryError")
+    assert all(not r.retried_alone for op, r in answers.items() if op != "big")
 
 
 def test_the_device_gate_lets_an_exclusive_holder_in_only_alone():

@@ -224,6 +224,10 @@ def device_gates(devices: Sequence[int | None]) -> dict[int | None, _DeviceGate]
     return {device: _DeviceGate() for device in devices}
 
 
+# How much of the first try's message a job run again alone keeps (EvalResult.retried_alone).
+RETRIED_MESSAGE_CHARS = 300
+
+
 def ran_out_of_device_memory(result: EvalResult) -> bool:
     """An out-of-memory verdict, or another failure the allocator's message explains: a
     harness error (inputs, reference), a runner that could not set its device up for want of
@@ -360,7 +364,11 @@ class DevicePool(EvaluationPool):
             return result
         with gate.exclusive():
             self._usage[index].retried_alone += 1
-            return run()
+            again = run()
+        # Said on the result: its latency holds the first try, and the wait for every other
+        # check on the device to end.
+        again.retried_alone = f"{result.verdict}: {result.message}"[:RETRIED_MESSAGE_CHARS]
+        return again
 
     def usage(self) -> list[SlotUsage]:
         for evaluator, usage in zip(self._evaluators, self._usage):

@@ -43,6 +43,9 @@ class EvalResult:
     # Seconds the judge waited for its device's lock (device_lock.py): other judges' timings,
     # or their checks while this one waited to time. Not part of duration_s's meaning.
     device_wait_s: float = 0.0
+    # Where a job that ran out of memory beside other checks ran again with the device to itself
+    # (devices.DevicePool): the first try's verdict and message. Empty when it ran once.
+    retried_alone: str = ""
 
     @property
     def passed(self) -> bool:
