@@ -4,6 +4,7 @@ counts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
@@ -18,7 +19,7 @@ from kgb_core.errors import UserError
 from kgb_core.evaluation import devices, verdicts
 from kgb_core.evaluation.devices import DevicePool, EvalJob
 from kgb_core.evaluation.results import EvalResult
-from kgb_core.evaluation.evaluator import EvaluationSettings
+from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.store import ResultStore
 from kgb_core.sweep import plan_sweep, run_sweep
 
@@ -262,3 +263,52 @@ def test_a_judge_empties_its_device_cache(allocated, monkeypatch):
     torch_device.release_cached_device_memory(module)
     assert module.emptied == 1
     assert collected == ([1] if allocated else [])
+
+
+SOURCE = "def kernel(x):\n    return x\n"
+
+
+class _ScriptedJudge:
+    """Stands in for a judge process: answers each job with the next scripted result."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.jobs_done = 0
+        self.job = None
+        self.closed = self.killed = False
+
+    def send(self, job):
+        self.job = job["job"]
+
+    def read_message(self, timeout):
+        verdict, message = self.answers.pop(0)
+        return {"type": "result", "job": self.job, "result": EvalResult(
+            op="aten.neg", backend="cpu", verdict=verdict, message=message).to_dict()}
+
+    def close(self):
+        self.closed = True
+
+    def kill(self):
+        self.killed = True
+
+
+@pytest.mark.parametrize("message,kept", [
+    ("the reference raised OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+     True),
+    ("the reference raised KeyError: 'shape'", False)])
+def test_a_judge_that_ran_out_of_device_memory_is_kept(monkeypatch, message, kept):
+    """A harness error replaces the judge (it may be in a bad state), unless the allocator
+    explains it: then the judge is fine, and the job's run alone (DevicePool) needs no new one."""
+    judge = _ScriptedJudge([(verdicts.HARNESS_ERROR, message), (verdicts.PASS, "")])
+    evaluator = Evaluator("cpu", {}, dataclasses.replace(UNTIMED, screen=False))
+
+    def the_scripted_judge():
+        evaluator._worker = judge
+        return judge
+
+    monkeypatch.setattr(evaluator, "_ensure_worker", the_scripted_judge)
+    first = evaluator.evaluate("aten.neg", SOURCE)
+    assert first.verdict == verdicts.HARNESS_ERROR
+    assert (evaluator._worker is judge) is kept and judge.killed is not kept
+    if kept:
+        assert evaluator.evaluate("aten.neg", SOURCE).passed and evaluator._worker is judge

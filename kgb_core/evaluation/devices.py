@@ -35,9 +35,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kgb_core.errors import UserError
-from kgb_core.evaluation import verdicts
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator, uses_device_lock
-from kgb_core.evaluation.results import EvalResult
+from kgb_core.evaluation.results import EvalResult, ran_out_of_device_memory
 
 if TYPE_CHECKING:  # pragma: no cover
     from kgb_core.backends import Backend
@@ -226,18 +225,6 @@ def device_gates(devices: Sequence[int | None]) -> dict[int | None, _DeviceGate]
 
 # How much of the first try's message a job run again alone keeps (EvalResult.retried_alone).
 RETRIED_MESSAGE_CHARS = 300
-
-
-def ran_out_of_device_memory(result: EvalResult) -> bool:
-    """An out-of-memory verdict, or another failure the allocator's message explains: a
-    harness error (inputs, reference), a runner that could not set its device up for want of
-    memory (``crashed``), a candidate's call that ran out (``runtime_error``). Each is retried
-    with the device to itself, once, and keeps the verdict it gets then: a kernel that runs out
-    of memory alone still fails, one that failed only because others shared the GPU passes."""
-    return (result.verdict == verdicts.OOM
-            or (result.verdict in (verdicts.HARNESS_ERROR, verdicts.CRASHED,
-                                   verdicts.RUNTIME_ERROR)
-                and "out of memory" in result.message.lower()))
 
 
 class DevicePool(EvaluationPool):

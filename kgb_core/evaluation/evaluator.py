@@ -6,6 +6,9 @@ candidate: for each one it forks a fresh runner, in the OS sandbox, from a templ
 imported torch and triton already, so no state crosses candidates while the seconds of importing
 torch are paid once per judge. A judge is reused between candidates and replaced after a fault
 (``verdicts.RESTART_WORKER_AFTER``), after ``max_jobs_per_worker`` jobs, or when reuse is off.
+Running out of device memory is no fault of the judge's: the checks beside it held the device
+(``--workers-per-device``), its tensors are gone with the evaluation, and a new judge would cost
+seconds of CUDA and Triton start-up (10 s on the H100) before the job runs again alone.
 The store stays here, in the harness; no judge or runner ever opens it.
 """
 
@@ -30,7 +33,7 @@ from kgb_core.evaluation.device_lock import LOCK_VARIABLE, lock_path
 from kgb_core.evaluation.judge import (BASELINES_VARIABLE, RECHECK_VARIABLE,
                                        RETIME_BEFORE_VARIABLE)
 from kgb_core.evaluation.limits import describe_exit, kill_group
-from kgb_core.evaluation.results import EvalResult
+from kgb_core.evaluation.results import EvalResult, ran_out_of_device_memory
 from kgb_core.evaluation.screen import screen_source
 from kgb_core.errors import UserError
 
@@ -362,9 +365,11 @@ class Evaluator:
                 pending, message.get("error", "unknown judge message"),
                 log_tail=message.get("traceback", ""))
         worker.jobs_done += 1
-        if (result.verdict in verdicts.RESTART_WORKER_AFTER or not self.settings.worker_reuse
+        suspect = (result.verdict in verdicts.RESTART_WORKER_AFTER
+                   and not ran_out_of_device_memory(result))
+        if (suspect or not self.settings.worker_reuse
                 or worker.jobs_done >= self.settings.max_jobs_per_worker):
-            self._retire_worker(kill=result.verdict in verdicts.RESTART_WORKER_AFTER)
+            self._retire_worker(kill=suspect)
         return result
 
     def kill_worker(self) -> None:

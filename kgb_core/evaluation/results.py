@@ -64,3 +64,16 @@ class EvalResult:
     def from_dict(cls, data: dict[str, Any]) -> "EvalResult":
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def ran_out_of_device_memory(result: EvalResult) -> bool:
+    """An out-of-memory verdict, or another failure the allocator's message explains: a
+    harness error (inputs, reference), a runner that could not set its device up for want of
+    memory (``crashed``), a candidate's call that ran out (``runtime_error``). A pool whose
+    jobs share a device runs each such job again with the device to itself, once, and it keeps
+    the verdict it gets then (``devices.DevicePool``): a kernel that runs out of memory alone
+    still fails, one that failed only because others shared the GPU passes."""
+    return (result.verdict == verdicts.OOM
+            or (result.verdict in (verdicts.HARNESS_ERROR, verdicts.CRASHED,
+                                   verdicts.RUNTIME_ERROR)
+                and "out of memory" in result.message.lower()))
