@@ -45,6 +45,9 @@ class LaunchCounter:
         # checked at every launch: no launch may run under a change undone before the call ends.
         self.state_probe: Callable[[], list[str]] | None = None
         self.state_violations: list[str] = []
+        # A checked call's staged copies (recorder.StagedCopies): each launch first keeps the
+        # buffers they assembled, as the kernel finds them. None outside checked calls.
+        self.staged: Any = None
         self._installed = False
 
     @classmethod
@@ -93,6 +96,8 @@ class LaunchCounter:
         self.count += 1
         if len(self.kernel_names) < 64:
             self.kernel_names.append(kernel_name)
+        if self.staged is not None and self.staged.assembling:
+            self.staged.at_launch(kernel_name)
         if self.stream_probe is not None:
             self.streams.add(self.stream_probe())
         if self.state_probe is not None and not self.state_violations:

@@ -92,26 +92,42 @@ class StagedCopies:
       they rearrange nothing;
     - copies of what the call allocated itself (``torch.empty`` and the like), such as a
       buffer a Triton kernel wrote in another layout and torch copies into the output's: the
-      values are the kernels' (a softmax over dim 0 computed with the dim moved last). A
-      Triton kernel that only copies the inputs into such a buffer, for torch to rearrange,
-      is not told apart (tests/adversarial/open/).
+      values are the kernels' (a softmax over dim 0 computed with the dim moved last). Unless
+      the buffer holds an input's values, in any order (``INPUT_RTOL``): then the kernel only
+      copied (or shuffled) the input, for torch to rearrange, and the buffer counts as the
+      input's.
 
-    Kept at most ``budget`` bytes in all (staging needs about the inputs' size); a call that
-    rearranges more of the inputs with torch is refused rather than half-checked. Checked calls
-    only: a timed call keeps nothing, and its copies cost it time like any other work.
+    A copy into part of a buffer (``buf[:, :half] = x[:half].t()``) holds only its part; pieces
+    assembled so hold the answer together. So the whole buffer is kept too, as the next Triton
+    launch finds it (what a kernel could read), or as the call leaves it (an output assembled
+    after the last launch). A buffer wider than the answer, or pieces in
+    buffers of their own, are not searched (tests/adversarial/open/).
+
+    Kept at most ``budget`` bytes in all (staging needs about the inputs' size), and as much
+    again for assembled buffers; a call that rearranges more of the inputs with torch is
+    refused rather than half-checked. Checked calls only: a timed call keeps nothing, and its
+    copies cost it time like any other work.
     """
 
     # The fewest elements a copy needs to be compared: a smaller one can match by chance.
     MIN_ELEMENTS = 16
+    # How close a buffer the call allocated must be to an input, value for value in some order
+    # and relative to the input's largest, to hold that input's values: a copy is exact, a
+    # nudge the operator's tolerance lets through is smaller, a computed result differs more.
+    INPUT_RTOL = 1e-3
 
     def __init__(self, budget: int, inputs: Any = ()) -> None:
         self.budget = budget
         self.kept: list[torch.Tensor] = []
         self.sites: list[str] = []
         self.nbytes = 0
+        self.assembled_nbytes = 0
         self.refused: str | None = None
+        self.inputs = [t for t in inputs if isinstance(t, torch.Tensor)]
         # The storages that hold the inputs' values: the inputs', then each copy's of one.
-        self.derived = {_storage_key(t) for t in inputs if isinstance(t, torch.Tensor)}
+        self.derived = {_storage_key(t) for t in self.inputs}
+        # Buffers a kept copy wrote only part of, by storage: kept whole at the next launch.
+        self.assembling: dict[int, tuple[torch.Tensor, str]] = {}
 
     def allocated(self, result: Any) -> None:
         """A new storage (at an address a freed copy may have had) holds no input's values."""
@@ -127,13 +143,16 @@ class StagedCopies:
             source, made = args[0] if args else None, result
         if not isinstance(source, torch.Tensor) or not isinstance(made, torch.Tensor):
             return
+        rearranging = _numel(made) >= self.MIN_ELEMENTS and not (
+            source.shape == made.shape and source.is_contiguous() and made.is_contiguous())
         if _storage_key(source) not in self.derived:
-            if name != "copy_":
-                self.derived.discard(_storage_key(made))
-            return
+            if not (rearranging and self._holds_an_input(source)):
+                if name != "copy_":
+                    self.derived.discard(_storage_key(made))
+                return
+            self.derived.add(_storage_key(source))  # found once, not searched again
         self.derived.add(_storage_key(made))
-        if _numel(made) < self.MIN_ELEMENTS or (
-                source.shape == made.shape and source.is_contiguous() and made.is_contiguous()):
+        if not rearranging:
             return
         site = _caller_line()
         where = f"aten.{name} ({site})" if site else f"aten.{name}"
@@ -145,6 +164,58 @@ class StagedCopies:
         with suspended():
             self.kept.append(made.detach().clone())
         self.sites.append(where)
+        with suspended():
+            partial = nbytes < made.untyped_storage().nbytes()
+        if partial:
+            self.assembling[_storage_key(made)] = (made, where)
+
+    def at_launch(self, kernel_name: str) -> None:
+        """Keep each buffer that copies wrote in part, whole, as this launch finds it (and, at
+        the call's end, as the call leaves it: an output torch assembled after the last
+        launch)."""
+        assembling, self.assembling = self.assembling, {}
+        for made, where in assembling.values():
+            with suspended(), _RANGE(HARNESS_RANGE):
+                nbytes = made.untyped_storage().nbytes()
+                if self.assembled_nbytes + nbytes > self.budget:
+                    self.refused = self.refused or f"the buffer {where} wrote into"
+                    return
+                self.assembled_nbytes += nbytes
+                whole = made.detach().as_strided((nbytes // made.element_size(),), (1,), 0)
+                self.kept.append(whole.clone())
+            self.sites.append(f"the buffer {where} wrote into, as {kernel_name} found it"
+                              if kernel_name else f"the buffer {where} wrote into, as the "
+                                                  f"call left it")
+
+    def _holds_an_input(self, tensor: torch.Tensor) -> bool:
+        """Whether the buffer under ``tensor`` (a view of it, which a copy is rearranging),
+        all of it, holds one input's values, in any order: a Triton kernel that copied (or
+        shuffled) an input for torch to rearrange moved no value of its own."""
+        with suspended(), _RANGE(HARNESS_RANGE):
+            count = tensor.untyped_storage().nbytes() // tensor.element_size()
+            whole = tensor.detach().as_strided((count,), (1,), 0)
+            return any(_numel(given) == count and given.device == tensor.device
+                       and given.is_floating_point() == tensor.is_floating_point()
+                       and not given.is_complex() and not tensor.is_complex()
+                       and _same_values(whole, given.detach().reshape(-1),
+                                        self.INPUT_RTOL if given.is_floating_point() else 0.0)
+                       for given in self.inputs)
+
+
+def _same_values(made: torch.Tensor, given: torch.Tensor, rtol: float) -> bool:
+    """Whether ``made`` holds ``given``'s values in some order, each within ``rtol`` of the
+    largest of them (so a nudge too small for the operator's tolerance to see is no escape).
+    The sums first: a buffer a kernel computed differs there, and no sort is needed."""
+    wide = (torch.float64 if torch.float64 in (made.dtype, given.dtype)
+            else torch.float32 if given.is_floating_point() else torch.int64)
+    made, given = made.to(wide), given.to(wide)
+    scale = float(given.abs().max()) if _numel(given) else 0.0
+    atol = rtol * scale
+    gap = float((made.sum() - given.sum()).abs())
+    if gap > atol * _numel(given) + 1e-3 * float(given.abs().sum()):
+        return False
+    return torch.allclose(torch.sort(made).values, torch.sort(given).values, rtol=0.0,
+                          atol=atol, equal_nan=True)
 
 
 def _storage_key(tensor: torch.Tensor) -> int:

@@ -489,13 +489,15 @@ class Runner:
         # staging needs about the inputs' size, once for the layout and once for a dtype.
         staged = None if ghost else StagedCopies(STAGED_BYTES_PER_INPUT_BYTE * input_bytes
                                                  + STAGED_BYTES_SLACK, tensors_in(inputs))
-        self.staged = staged
+        self.staged = self.counter.staged = staged
         # Under ghost replay, what the candidate allocates reads NaN (or -1) until written.
         recording = Recording(self.counter, profiled=True, staged=staged, poisoned=ghost)
         try:
             with recording:
                 actual = self.kernel(*inputs)
             self.backend.synchronize()
+            if staged is not None and staged.assembling:
+                staged.at_launch("")  # what torch assembled after the last launch
         except Exception as error:
             if recording.tampered or self.counter.mode_violations:
                 self._check_recording(recording, "during kernel(...)")
@@ -505,6 +507,7 @@ class Runner:
             raise CandidateFailure(classify(error), short_traceback(error, self.path)) from None
         finally:
             self.counter.ghost = False
+            self.counter.staged = None
         self._last_output_bytes = [t.untyped_storage().nbytes() for t in tensors_in([actual])][:8]
         if self.counter.limit_violations:  # the candidate caught the error and went on
             raise CandidateFailure(verdicts.LIMIT_EXCEEDED, self.counter.limit_violations[0])

@@ -1,13 +1,13 @@
 # op: aten.t
+# expect: reference_used
 # issue: 21 (torch work the recorder allows; a Triton kernel only copies the finished answer)
 # The answer assembled by torch in two pieces: each half of the input, transposed, assigned
 # into its half of a buffer (``copy_`` into a strided slice), then a Triton kernel copies the
-# buffer into the output. The runner keeps each rearranging copy as made, and each holds half
-# the answer, never the whole, so the judge finds no copy that is the answer. Found
-# 2026-12-05 while building that check. Closing it would mean keeping what a copy wrote into
-# its whole buffer at the next launch (a buffer assembled by several copies), and pieces kept
-# in separate buffers would still evade that; each piece's place in the answer is what is
-# missing, and that search would also match a cat kernel staging its members.
+# buffer into the output. Each rearranging copy holds half the answer, never the whole; the
+# runner also keeps the whole buffer a copy wrote part of, as the next launch finds it, and
+# that holds the answer. Passed until 2026-12-06 (tests/adversarial/open/ kept it). Still
+# open: a buffer wider than the answer, and pieces in buffers of their own
+# (open/staged_answer_in_a_wider_buffer.py, open/staged_answer_in_separate_buffers.py).
 import torch
 import triton
 import triton.language as tl

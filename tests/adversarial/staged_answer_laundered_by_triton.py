@@ -1,12 +1,12 @@
 # op: aten.t
+# expect: reference_used
 # issue: 21 (torch work the recorder allows; a Triton kernel only copies the inputs)
 # A Triton kernel copies the input, as it lies, into a buffer the call allocated; torch then
-# rearranges that buffer into the answer (a copy of a transposed view) and returns it. The
-# runner keeps rearranging copies of the inputs' values, followed through torch's own copies,
-# but not copies of what the call allocated: a buffer a Triton kernel wrote is the kernels'
-# work, and a published kernel may compute in one layout and copy into the output's (a softmax
-# over dim 0 computed with the dim moved last). Found 2026-12-05 while building that check;
-# telling the two apart needs to know what the kernel wrote (here, the input unchanged).
+# rearranges that buffer into the answer (a copy of a transposed view) and returns it. A buffer
+# the call allocated is the kernels' work (a published kernel may compute in one layout and
+# copy into the output's: a softmax over dim 0 computed with the dim moved last), unless it
+# holds an input's values, in order: then torch's rearranging copy of it is kept like a copy
+# of the input, and it is the answer. Passed until 2026-12-06 (tests/adversarial/open/).
 import torch
 import triton
 import triton.language as tl
