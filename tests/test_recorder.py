@@ -100,3 +100,37 @@ def test_a_copy_of_the_inputs_stays_theirs_through_a_resize():
         copy.resize_(copy.shape)
         copy.t().contiguous()
     assert len(staged.kept) == 1 and torch.equal(staged.kept[0], x.t())
+
+
+def test_a_buffer_assembled_in_pieces_is_kept_whole_as_the_next_launch_finds_it():
+    """Each piece holds part of the answer; the buffer they fill holds all of it."""
+    x = torch.arange(64.0).reshape(8, 8)
+    staged = StagedCopies(budget=1 << 20, inputs=[x])
+    with Recording(staged=staged):
+        buffer = torch.empty(8, 8)
+        buffer[:, :4] = x[:4].t()
+        buffer[:, 4:] = x[4:].t()
+    assert [tuple(kept.shape) for kept in staged.kept] == [(8, 4), (8, 4)]
+    staged.at_launch("_copy")  # what LaunchCounter.note_launch does at a launch
+    assert torch.equal(staged.kept[-1], x.t().reshape(-1)) and not staged.assembling
+    assert "as _copy found it" in staged.sites[-1]
+    staged.at_launch("_copy")  # nothing written since: nothing kept again
+    assert len(staged.kept) == 3
+
+
+def test_a_buffer_that_holds_an_input_in_any_order_counts_as_the_input():
+    """A Triton kernel that copied or shuffled an input moved no value of its own: torch's
+    rearranging copy of its buffer is kept like a copy of the input; a computed one is not."""
+    x = torch.randn(8, 8, generator=torch.Generator().manual_seed(0))
+    written = {"shuffled": x[torch.randperm(8)],
+               "nudged": x + 5e-5,  # inside aten.t's tolerance (atol 1e-4)
+               "computed": torch.softmax(x, dim=0)}
+    kept = {}
+    for name, values in written.items():
+        staged = StagedCopies(budget=1 << 20, inputs=[x])
+        buffer = torch.empty(8, 8)
+        buffer.copy_(values)  # the Triton kernel's write: before the recording sees anything
+        with Recording(staged=staged):
+            buffer.t().contiguous()
+        kept[name] = len(staged.kept)
+    assert kept == {"shuffled": 1, "nudged": 1, "computed": 0}
