@@ -232,6 +232,10 @@ class OperatorSpec:
     flops: Callable[[Mapping[str, Any]], float]
     bytes_moved: Callable[[Mapping[str, Any], int], float]
     tags: frozenset[str] = frozenset()
+    # The contract asks for a new contiguous tensor (an ATen view op, materialised): a returned
+    # tensor that is not contiguous is ``wrong_shape_or_dtype``, however right its values (a
+    # view of a plain copy of the input, permuted for free, would otherwise pass).
+    contiguous_output: bool = False
     reduce_dim: Callable[[Mapping[str, Any]], int] = _one
     # A dtype's tolerance where DEFAULT_RTOL and the reduce_dim-scaled atol are not the rule
     # (``tolerance`` below), one of:

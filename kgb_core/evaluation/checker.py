@@ -188,6 +188,21 @@ def _holds(values: Any, output: Any, tolerance: Tolerance) -> bool:
     return compare_outputs(converted, output, tolerance).ok
 
 
+def _readings(copy: Any, output: Any) -> list[Any]:
+    """How a kept copy may hold an output: its values, where it has as many; its bits read as
+    the output's dtype, where it has as many bytes (a transpose done on an integer or byte view
+    of the input, ``x.view(torch.int16).t().contiguous()``, holds the answer's bits)."""
+    readings = [copy] if copy.numel() == output.numel() else []
+    if (copy.dtype != output.dtype and output.numel()
+            and copy.numel() * copy.element_size() == output.numel() * output.element_size()):
+        try:
+            readings.append(copy.detach().contiguous().reshape(-1).view(torch.uint8)
+                            .view(output.dtype))
+        except (RuntimeError, TypeError):
+            pass
+    return readings
+
+
 def _storages(value: Any) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in tensors_in(value) if t.numel()}
 
@@ -637,6 +652,12 @@ class Evaluation:
         if overlap:
             return (verdicts.WRONG_SHAPE_OR_DTYPE, f"{overlap}: {spec.id} returns new tensors, "
                     f"each element its own (not an expanded or overlapping view)", None)
+        if spec.contiguous_output:
+            for index, tensor in enumerate(tensors_in(outcome.actual)):
+                if not tensor.is_contiguous():
+                    return (verdicts.WRONG_SHAPE_OR_DTYPE, f"output tensor {index} has strides "
+                            f"{tuple(tensor.stride())} for shape {tuple(tensor.shape)}: "
+                            f"{spec.id} returns a new contiguous tensor", None)
         if len(outcome.inputs_after) != len(pristine):
             return (verdicts.INPUT_MUTATED, "the arguments came back changed in number", None)
         for index, (now, before) in enumerate(zip(outcome.inputs_after, pristine)):
@@ -674,7 +695,7 @@ class Evaluation:
                 continue
             sites = outcome.staged_sites + ["a torch copy"] * len(outcome.staged)
             for copy, site in zip(outcome.staged, sites):
-                if copy.numel() == output.numel() and _holds(copy, output, tolerance):
+                if any(_holds(reading, output, tolerance) for reading in _readings(copy, output)):
                     return (f"a torch copy made during kernel(...), {site}, held the "
                             f"answer (output tensor {index}) as it was made: the Triton "
                             f"kernels only moved what torch rearranged. Copies may stage "

@@ -12,6 +12,13 @@ numbers: ``num_warps`` against ``max_num_warps``, and every integer argument who
 ``BLOCK`` (``BLOCK_SIZE``, ``BLOCK_M``, ``XBLOCK``) against ``max_block_size``. That is a
 per-dimension check of the launch's own arguments, not of every ``tl.arange`` in the body; on a
 chip the compiler enforces the rest, and in emulation (``kgb_core.emulation``) nothing else does.
+
+Triton treats any argument with a ``data_ptr`` as a tensor and calls its methods inside the
+launch (``data_ptr`` when compiled; ``untyped_storage``, ``new_empty``, ``copy_`` in the
+interpreter), where the recorders are suspended: an object of the candidate's own there runs
+unrecorded torch work. So every argument must be a plain ``torch.Tensor`` with no attribute
+of its own set, a number, a string, None, a dtype, or one of Triton's own values (a tuple of
+those), and anything else is ``tampering`` before Triton touches it (``LaunchArguments``).
 """
 
 from __future__ import annotations
@@ -88,6 +95,7 @@ class LaunchCounter:
     def install(self) -> None:
         if self._installed:
             return
+        self.arguments = LaunchArguments()
         for cls in launch_classes():
             _wrap_run(cls, self)
         self._installed = True
@@ -109,6 +117,91 @@ class LaunchCounter:
 
 class LaunchLimitExceeded(RuntimeError):
     """A launch asked for more warps or a larger block than the backend's quirks allow."""
+
+
+class LaunchArgumentRefused(RuntimeError):
+    """A launch was given an object whose methods Triton would call, unrecorded, inside it."""
+
+
+def _plain_types() -> frozenset[type]:
+    """The exact types a launch argument may have besides a tensor, taken when the harness
+    starts, before any candidate could define a subclass: Python's scalars, torch's dtype,
+    numpy's scalars, and Triton's own values (its dtypes, ``constexpr``)."""
+    import torch
+
+    kinds: set[type] = {int, float, bool, str, type(None), torch.dtype}
+    try:
+        import numpy
+
+        kinds.update(t for t in numpy.sctypeDict.values() if isinstance(t, type))
+    except ImportError:  # pragma: no cover - numpy comes with torch
+        pass
+    from triton.language import core
+
+    def with_subclasses(cls: type) -> set[type]:
+        found = {cls}
+        for sub in cls.__subclasses__():
+            found |= with_subclasses(sub)
+        return found
+
+    kinds |= with_subclasses(core.dtype) | {core.constexpr}
+    # A @triton.jit function handed to another as a constexpr (an activation, a combine fn).
+    kinds.update(launch_classes())
+    return frozenset(kinds)
+
+
+def _descriptor_types() -> tuple[type, ...]:
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:  # pragma: no cover - Triton before 3.4
+        return ()
+    return (TensorDescriptor,)
+
+
+class LaunchArguments:
+    """The launch-argument check, its tables taken when the counter is installed (before any
+    candidate is imported, and never changed after)."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.plain = _plain_types()
+        self.descriptors = _descriptor_types()
+        # A module's weights are Parameters (KernelBench's ModelNew hands them to its kernels).
+        self.tensors = (torch.Tensor, torch.nn.Parameter)
+        self.sequences = (tuple, list, torch.Size)
+
+    def problem(self, args: tuple, kwargs: dict[str, Any]) -> str | None:
+        """What is wrong with a launch's arguments, or None. Only ``type()`` is asked of an
+        argument until it is known to be plain: an attribute lookup could run the candidate's
+        code (``__getattr__``, properties)."""
+        for where, value in [*enumerate(args), *kwargs.items()]:
+            problem = self._of(value, 0)
+            if problem is not None:
+                return f"argument {where!r} {problem}"
+        return None
+
+    def _of(self, value: Any, depth: int) -> str | None:
+        kind = type(value)
+        if kind in self.plain:
+            return None
+        if kind in self.tensors:
+            # An instance attribute shadows torch's own method (data_ptr, untyped_storage).
+            own = value.__dict__
+            return None if not own else (f"a tensor with attributes of its own "
+                                         f"({', '.join(sorted(map(str, own))[:4])}), which "
+                                         f"Triton would call inside the launch, unrecorded")
+        if kind in self.sequences and depth < 2:
+            for item in value:
+                problem = self._of(item, depth + 1)
+                if problem is not None:
+                    return problem
+            return None
+        if kind in self.descriptors:  # a TMA descriptor: its base is a tensor like any other
+            return self._of(value.base, depth + 1)
+        return (f"a {kind.__module__}.{kind.__qualname__}, not a tensor, a number or one of "
+                f"Triton's values: Triton would call its methods inside the launch, "
+                f"unrecorded")
 
 
 def launch_classes() -> list[type]:
@@ -157,6 +250,13 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
             hook(*args, **kwargs)
         if hooks:
             self.pre_run_hooks = []
+        foreign = counter.arguments.problem(args, kwargs)
+        if foreign is not None:
+            # A tampering verdict whatever the candidate does with the error.
+            counter.mode_violations.append(f"{name} was launched with {foreign}")
+            if hooks:
+                self.pre_run_hooks = hooks
+            raise LaunchArgumentRefused(f"{name} was launched with {foreign}")
         try:
             # The interpreter's own data movement is no candidate torch op: no mode sees it,
             # and a checked call's profile knows it by the range it runs in.

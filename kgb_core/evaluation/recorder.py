@@ -93,14 +93,16 @@ class StagedCopies:
     - copies of what the call allocated itself (``torch.empty`` and the like), such as a
       buffer a Triton kernel wrote in another layout and torch copies into the output's: the
       values are the kernels' (a softmax over dim 0 computed with the dim moved last). Unless
-      the buffer holds an input's values, in any order (``INPUT_RTOL``): then the kernel only
-      copied (or shuffled) the input, for torch to rearrange, and the buffer counts as the
-      input's.
+      the buffer holds an input's values, in order (``INPUT_RTOL``): then the kernel only
+      copied the input, for torch to rearrange, and the buffer counts as the input's. A
+      kernel that shuffled the input on the way is not told from one that sorted it
+      (tests/adversarial/open/).
 
     A copy into part of a buffer (``buf[:, :half] = x[:half].t()``) holds only its part; pieces
-    assembled so hold the answer together. So the whole buffer is kept too, as the next Triton
-    launch finds it (what a kernel could read), or as the call leaves it (an output assembled
-    after the last launch). A buffer wider than the answer, or pieces in
+    assembled so hold the answer together, however small each or plain (a roll made of copies
+    between contiguous runs at shifted offsets). So such a buffer is kept whole too, as the
+    next Triton launch finds it (what a kernel could read), or as the call leaves it (an
+    output assembled after the last launch). A buffer wider than the answer, or pieces in
     buffers of their own, are not searched (tests/adversarial/open/).
 
     Kept at most ``budget`` bytes in all (staging needs about the inputs' size), and as much
@@ -111,9 +113,9 @@ class StagedCopies:
 
     # The fewest elements a copy needs to be compared: a smaller one can match by chance.
     MIN_ELEMENTS = 16
-    # How close a buffer the call allocated must be to an input, value for value in some order
-    # and relative to the input's largest, to hold that input's values: a copy is exact, a
-    # nudge the operator's tolerance lets through is smaller, a computed result differs more.
+    # How close a buffer the call allocated must be to an input, value for value in order and
+    # relative to the input's largest, to hold that input's values: a copy is exact, a nudge
+    # the operator's tolerance lets through is smaller, a computed result differs more.
     INPUT_RTOL = 1e-3
 
     def __init__(self, budget: int, inputs: Any = ()) -> None:
@@ -152,11 +154,20 @@ class StagedCopies:
                 return
             self.derived.add(_storage_key(source))  # found once, not searched again
         self.derived.add(_storage_key(made))
+        nbytes = _numel(made) * made.element_size()
+        with suspended():
+            whole = made.untyped_storage().nbytes()
+        if nbytes < whole and whole >= self.MIN_ELEMENTS * made.element_size():
+            # Part of a buffer, by any copy, however small or plain (``b[o, s:] = a[o, :-s]``
+            # rolls by offset): the buffer is kept whole as the next launch finds it.
+            key = _storage_key(made)
+            if key not in self.assembling:
+                site = _caller_line()
+                self.assembling[key] = (made, f"aten.{name} ({site})" if site else f"aten.{name}")
         if not rearranging:
             return
         site = _caller_line()
         where = f"aten.{name} ({site})" if site else f"aten.{name}"
-        nbytes = _numel(made) * made.element_size()
         if self.nbytes + nbytes > self.budget:
             self.refused = self.refused or where
             return
@@ -164,10 +175,6 @@ class StagedCopies:
         with suspended():
             self.kept.append(made.detach().clone())
         self.sites.append(where)
-        with suspended():
-            partial = nbytes < made.untyped_storage().nbytes()
-        if partial:
-            self.assembling[_storage_key(made)] = (made, where)
 
     def at_launch(self, kernel_name: str) -> None:
         """Keep each buffer that copies wrote in part, whole, as this launch finds it (and, at
@@ -188,34 +195,46 @@ class StagedCopies:
                                                   f"call left it")
 
     def _holds_an_input(self, tensor: torch.Tensor) -> bool:
-        """Whether the buffer under ``tensor`` (a view of it, which a copy is rearranging),
-        all of it, holds one input's values, in any order: a Triton kernel that copied (or
-        shuffled) an input for torch to rearrange moved no value of its own."""
+        """Whether the memory under ``tensor`` (a view a copy is rearranging), from its first
+        element to its last, holds one input's values in order: a Triton kernel copied the
+        input there unchanged, for torch to rearrange. In order only: a kernel whose work is
+        a permutation (a sort, a top-k) writes the input's values in another order, and torch
+        may then copy them into the output's layout."""
         with suspended(), _RANGE(HARNESS_RANGE):
-            count = tensor.untyped_storage().nbytes() // tensor.element_size()
-            whole = tensor.detach().as_strided((count,), (1,), 0)
-            return any(_numel(given) == count and given.device == tensor.device
-                       and given.is_floating_point() == tensor.is_floating_point()
-                       and not given.is_complex() and not tensor.is_complex()
-                       and _same_values(whole, given.detach().reshape(-1),
-                                        self.INPUT_RTOL if given.is_floating_point() else 0.0)
-                       for given in self.inputs)
+            span = _memory_span(tensor.detach())
+            return span is not None and any(
+                _numel(given) == _numel(span) and given.device == span.device
+                and given.is_floating_point() == span.is_floating_point()
+                and not given.is_complex() and not span.is_complex()
+                and _same_values(span, given.detach().reshape(-1),
+                                 self.INPUT_RTOL if given.is_floating_point() else 0.0)
+                for given in self.inputs)
 
 
-def _same_values(made: torch.Tensor, given: torch.Tensor, rtol: float) -> bool:
-    """Whether ``made`` holds ``given``'s values in some order, each within ``rtol`` of the
-    largest of them (so a nudge too small for the operator's tolerance to see is no escape).
-    The sums first: a buffer a kernel computed differs there, and no sort is needed."""
+def _memory_span(tensor: torch.Tensor) -> torch.Tensor | None:
+    """The elements from a view's first in memory to its last, as a flat tensor (None for an
+    empty view)."""
+    if _numel(tensor) == 0:
+        return None
+    extent = 1 + sum((size - 1) * abs(stride)
+                     for size, stride in zip(tensor.shape, tensor.stride()) if size > 0)
+    return tensor.as_strided((extent,), (1,), tensor.storage_offset())
+
+
+def _same_values(made: torch.Tensor, given: torch.Tensor, rtol: float,
+                 chunk: int = 1 << 22) -> bool:
+    """Whether ``made`` holds ``given``'s values in order, each within ``rtol`` of the largest
+    of them (so a nudge too small for the operator's tolerance to see is no escape); a chunk at
+    a time, so a buffer that is no copy is told in its first."""
     wide = (torch.float64 if torch.float64 in (made.dtype, given.dtype)
             else torch.float32 if given.is_floating_point() else torch.int64)
-    made, given = made.to(wide), given.to(wide)
-    scale = float(given.abs().max()) if _numel(given) else 0.0
-    atol = rtol * scale
-    gap = float((made.sum() - given.sum()).abs())
-    if gap > atol * _numel(given) + 1e-3 * float(given.abs().sum()):
-        return False
-    return torch.allclose(torch.sort(made).values, torch.sort(given).values, rtol=0.0,
-                          atol=atol, equal_nan=True)
+    atol = rtol * float(given.abs().max().to(torch.float64)) if rtol else 0.0
+    for start in range(0, _numel(given), chunk):
+        if not torch.allclose(made[start:start + chunk].to(wide),
+                              given[start:start + chunk].to(wide), rtol=0.0, atol=atol,
+                              equal_nan=True):
+            return False
+    return True
 
 
 def _storage_key(tensor: torch.Tensor) -> int:

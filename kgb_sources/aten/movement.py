@@ -589,15 +589,20 @@ def _select_backward_bytes(p: Mapping[str, Any], size: int) -> float:
 def operators() -> list[OperatorSpec]:
     move = ("movement",)
     view = ("movement", "view")
+
+    def view_op(name: str, **fields: Any) -> OperatorSpec:
+        """An ATen view op, materialised: its contract is a new contiguous tensor."""
+        return aten_op(name, contiguous_output=True, **fields)
+
     return [
-        aten_op(
+        view_op(
             "t", signature="kernel(x: Tensor) -> Tensor",
             description="torch.t(x) for a 2-D x: the transpose, out[j][i] = x[i][j], shape "
                         "(x.size(1), x.size(0))." + VIEW_NOTE + STRIDES_NOTE,
             reference=_t_reference, make_inputs=lambda ctx: [_x(ctx)], cases=T_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x), tags=view,
             reference_kernel=with_includes("t")),
-        aten_op(
+        view_op(
             "narrow", signature="kernel(x: Tensor, dim: int, start: int, length: int) -> Tensor",
             description="torch.narrow(x, dim, start, length): the slice start:start+length of "
                         "dim; dim may be negative, and a negative start counts from the end "
@@ -605,7 +610,7 @@ def operators() -> list[OperatorSpec]:
             reference=_narrow_reference, make_inputs=_params_inputs("dim", "start", "length"),
             cases=NARROW_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_narrowed_numel),
             tags=view, reference_kernel=with_includes("narrow")),
-        aten_op(
+        view_op(
             "select", signature="kernel(x: Tensor, dim: int, index: int) -> Tensor",
             description="torch.select(x, dim, index): the slice of x at position index of dim, "
                         "with dim removed from the shape; dim and index may be negative (index "
@@ -626,7 +631,7 @@ def operators() -> list[OperatorSpec]:
             cases=SELECT_BACKWARD_CASES, flops=_no_flops,
             bytes_moved=_select_backward_bytes, tags=("movement", "backward"),
             reference_kernel=with_includes("select_backward")),
-        aten_op(
+        view_op(
             "as_strided",
             signature="kernel(x: Tensor, size: list[int], stride: list[int], "
                       "storage_offset: int) -> Tensor",
@@ -638,7 +643,7 @@ def operators() -> list[OperatorSpec]:
             make_inputs=_as_strided_inputs, cases=AS_STRIDED_CASES, flops=_no_flops,
             bytes_moved=_copy_bytes(lambda p: numel(p["size"])), tags=view,
             reference_kernel=with_includes("as_strided")),
-        aten_op(
+        view_op(
             "expand", signature="kernel(x: Tensor, sizes: list[int]) -> Tensor",
             description="x.expand(*sizes): x broadcast to sizes; size-1 dims of x are repeated, "
                         "new leading dims may be added, and -1 keeps x's size of that dim."
@@ -647,7 +652,7 @@ def operators() -> list[OperatorSpec]:
             cases=EXPAND_CASES, flops=_no_flops,
             bytes_moved=_copy_bytes(_expanded_numel, _out_numel_of_x), tags=view + ("broadcast",),
             reference_kernel=with_includes("expand")),
-        aten_op(
+        view_op(
             "expand_as", signature="kernel(x: Tensor, other: Tensor) -> Tensor",
             description="x.expand_as(other): x broadcast to other.shape (other's values are not "
                         "read); size-1 dims of x are repeated and new leading dims may be added."
@@ -655,7 +660,7 @@ def operators() -> list[OperatorSpec]:
             reference=_expand_as_reference, make_inputs=_expand_as_inputs, cases=EXPAND_CASES,
             flops=_no_flops, bytes_moved=_copy_bytes(_expanded_numel, _out_numel_of_x),
             tags=view + ("broadcast",), reference_kernel=with_includes("expand_as")),
-        aten_op(
+        view_op(
             "reshape", signature="kernel(x: Tensor, shape: list[int]) -> Tensor",
             description="torch.reshape(x, shape) of a NON-contiguous x (transposed, strided or "
                         "channels-last), where ATen itself copies: x's elements in row-major "
@@ -664,7 +669,7 @@ def operators() -> list[OperatorSpec]:
             reference=_reshape_reference, make_inputs=_params_inputs("shape"),
             cases=RESHAPE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
             tags=view, reference_kernel=with_includes("reshape")),
-        aten_op(
+        view_op(
             "unsqueeze", signature="kernel(x: Tensor, dim: int) -> Tensor",
             description="torch.unsqueeze(x, dim): x with a size-1 dim inserted at position dim "
                         "(dim in [-x.dim()-1, x.dim()], negative counts from the end)."
@@ -672,7 +677,7 @@ def operators() -> list[OperatorSpec]:
             reference=_unsqueeze_reference, make_inputs=_params_inputs("dim"),
             cases=UNSQUEEZE_CASES, flops=_no_flops, bytes_moved=_copy_bytes(_out_numel_of_x),
             tags=view, reference_kernel=with_includes("unsqueeze")),
-        aten_op(
+        view_op(
             "permute", signature="kernel(x: Tensor, dims: list[int]) -> Tensor",
             description="torch.permute(x, dims): out's dim i is x's dim dims[i] (dims may be "
                         "negative)." + VIEW_NOTE + STRIDES_NOTE,
