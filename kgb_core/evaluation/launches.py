@@ -175,6 +175,16 @@ class LaunchArguments:
         """What is wrong with a launch's arguments, or None. Only ``type()`` is asked of an
         argument until it is known to be plain: an attribute lookup could run the candidate's
         code (``__getattr__``, properties)."""
+        plain, tensors = self.plain, self.tensors
+        for value in args:  # the common case inline: a launch costs this on every call
+            kind = type(value)
+            if kind not in plain and (kind not in tensors or value.__dict__):
+                break
+        else:
+            if all(type(value) in plain or (type(value) is tuple
+                                            and all(type(item) in plain for item in value))
+                   for value in kwargs.values()):
+                return None
         for where, value in [*enumerate(args), *kwargs.items()]:
             problem = self._of(value, 0)
             if problem is not None:
