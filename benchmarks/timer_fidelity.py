@@ -280,7 +280,8 @@ def profiled_median_ms(timer: Any, fn: Callable[[], Any]) -> float:
 
 def measure(backend_name: str, runs: int, only: list[str] | None,
             op_ids: list[str] | None = None, launch_counter: bool = False,
-            recorders: bool = False, median_interval: float = 0.0) -> dict[str, Any]:
+            recorders: bool = False, median_interval: float = 0.0,
+            median_floors: list[int] | None = None) -> dict[str, Any]:
     from kgb_core.calibration import calibration_timer
     from kgb_core.plugins import load_registry
     from kgb_core.timing import TimingSettings
@@ -310,10 +311,15 @@ def measure(backend_name: str, runs: int, only: list[str] | None,
     if median_interval > 0:
         # Repetitions until the median is known (TimingSettings.median_interval), judged like
         # kgb's fixed budget: the same targets against do_bench.
-        bounded = dataclasses.replace(settings, median_interval=median_interval)
-        adaptive = (backend.make_timer(bounded) if gpu
-                    else calibration_timer(backend, bounded))
-        clocks[f"kgb, median to {median_interval:g}"] = lambda fn: adaptive.measure(fn).median_ms
+        # One clock per floor (TimingSettings.median_floor: the repetitions it starts from).
+        for floor in median_floors or [settings.median_floor]:
+            bounded = dataclasses.replace(settings, median_interval=median_interval,
+                                          median_floor=floor)
+            adaptive = (backend.make_timer(bounded) if gpu
+                        else calibration_timer(backend, bounded))
+            name = f"kgb, median to {median_interval:g}" + (f" from {floor}"
+                                                             if median_floors else "")
+            clocks[name] = lambda fn, adaptive=adaptive: adaptive.measure(fn).median_ms
     if recorders:
         probe = counter.state_probe
         clocks["kgb recorded"] = lambda fn: recorded_median_ms(timer, counter, fn, None)
@@ -408,10 +414,13 @@ def main() -> None:
     parser.add_argument("--median-interval", type=float, default=0.0,
                         help="add a clock of kgb's timer that repeats until the median's "
                              "interval is within this fraction (TimingSettings.median_interval)")
+    parser.add_argument("--median-floor", type=int, action="append",
+                        help="with --median-interval: a clock starting from this many "
+                             "repetitions (TimingSettings.median_floor); may be repeated")
     parser.add_argument("--json", help="also write the raw numbers here")
     args = parser.parse_args()
     data = measure(args.backend, args.runs, args.kernel, args.op, args.launch_counter,
-                   args.recorders, args.median_interval)
+                   args.recorders, args.median_interval, args.median_floor)
     print(render(data))
     if args.json:
         with open(args.json, "w") as handle:
