@@ -24,6 +24,7 @@ those), and anything else is ``tampering`` before Triton touches it (``LaunchArg
 from __future__ import annotations
 
 import functools
+import gc
 from typing import Any, Callable
 
 from kgb_core.evaluation.recorder import (LAUNCH_RANGE, modes_depth, profile_range,
@@ -144,7 +145,7 @@ def _plain_types() -> frozenset[type]:
             found |= with_subclasses(sub)
         return found
 
-    kinds |= with_subclasses(core.dtype) | {core.constexpr}
+    kinds |= with_subclasses(core.dtype)
     # A @triton.jit function handed to another as a constexpr (an activation, a combine fn).
     kinds.update(launch_classes())
     return frozenset(kinds)
@@ -170,6 +171,11 @@ class LaunchArguments:
         # A module's weights are Parameters (KernelBench's ModelNew hands them to its kernels).
         self.tensors = (torch.Tensor, torch.nn.Parameter)
         self.sequences = (tuple, list, torch.Size)
+        from triton.language import core
+
+        # A constexpr holds a value the interpreter hands to the body as it is (and calls, if
+        # it is callable): the value is checked like an argument of its own.
+        self.constexpr = core.constexpr
 
     def problem(self, args: tuple, kwargs: dict[str, Any]) -> str | None:
         """What is wrong with a launch's arguments, or None. Only ``type()`` is asked of an
@@ -207,6 +213,8 @@ class LaunchArguments:
                 if problem is not None:
                     return problem
             return None
+        if kind is self.constexpr and depth < 3:
+            return self._of(value.value, depth + 1)
         if kind in self.descriptors:  # a TMA descriptor: its base is a tensor like any other
             return self._of(value.base, depth + 1)
         return (f"a {kind.__module__}.{kind.__qualname__}, not a tensor, a number or one of "
@@ -267,12 +275,19 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
             if hooks:
                 self.pre_run_hooks = hooks
             raise LaunchArgumentRefused(f"{name} was launched with {foreign}")
+        # No collection inside the launch: a finalizer of the candidate's (``__del__`` on a
+        # reference cycle) would run there, where nothing records it; it runs after.
+        collecting = gc.isenabled()
+        if collecting:
+            gc.disable()
         try:
             # The interpreter's own data movement is no candidate torch op: no mode sees it,
             # and a checked call's profile knows it by the range it runs in.
             with suspended(), profile_range(LAUNCH_RANGE, counter):
                 return original(self, *args, **kwargs)
         finally:
+            if collecting:
+                gc.enable()
             if hooks:
                 self.pre_run_hooks = hooks
 

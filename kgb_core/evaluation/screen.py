@@ -190,6 +190,24 @@ class _Screen(ast.NodeVisitor):
             self._check_patch(target, node)
         self.generic_visit(node)
 
+    def visit_Delete(self, node: ast.Delete) -> None:
+        # ``del torch.Tensor.new_empty`` undoes a patch inside a call: a patch all the same.
+        for target in node.targets:
+            self._check_patch(target, node)
+        self.generic_visit(node)
+
+    def take_module_aliases(self, tree: ast.Module) -> None:
+        """``_T = torch.Tensor`` or ``_jit = triton.jit`` at module level: the name stands for
+        the chain, as an import's would (so ``_T.new_empty = ...`` is a patch of torch, and
+        ``@_jit`` is Triton's decorator)."""
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, (ast.Name, ast.Attribute))):
+                dotted = _dotted(node.value)
+                if dotted is not None and dotted.split(".")[0] in self.aliases:
+                    self.aliases[node.targets[0].id] = self._resolve(node.value) or dotted
+
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._check_patch(node.target, node)
         self.generic_visit(node)
@@ -244,7 +262,13 @@ def _scan(tree: ast.Module) -> None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if _is_container(node.value):
                 screen.module_containers.update(t.id for t in targets if isinstance(t, ast.Name))
+    # Imports first (they may follow their use in the file), then the names bound to them.
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            screen.visit(node)
+    screen.take_module_aliases(tree)
     screen.visit(tree)
+    _check_names_are_bound(tree, screen)
     for function in ast.walk(tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
@@ -291,6 +315,42 @@ def _is_constant(value: ast.AST, screen: "_Screen") -> bool:
     return False
 
 
+def _check_names_are_bound(tree: ast.Module, screen: "_Screen") -> None:
+    """Every name the file reads is one it binds, imports, or a builtin. Triton's interpreter
+    copies its own module's globals (numpy, inspect, its classes) into a candidate's module at
+    the first launch, where a name the file never binds would find them."""
+    import builtins
+
+    bound = set(dir(builtins)) | set(screen.aliases) | {"__name__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                and node.id not in bound:
+            raise _Refusal(f"uses the name {node.id}, which the file never defines or imports "
+                           f"(only Triton's interpreter would put it there)", node)
+
+
+def _walk_outside_functions(node: ast.AST):  # noqa: ANN202 - a generator of nodes
+    """Every node under ``node`` but those inside a function or class it holds."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                  ast.Lambda)):
+            yield from _walk_outside_functions(child)
+
+
 def _check_jit_bodies(tree: ast.Module, screen: "_Screen") -> None:
     """A @triton.jit body may use, as globals, only Triton's modules, other @triton.jit
     functions and constants: Triton's compiler refuses anything else, but its interpreter (the
@@ -310,14 +370,27 @@ def _check_jit_bodies(tree: ast.Module, screen: "_Screen") -> None:
                     module_level[target.id] = node.value
                     if isinstance(node.value, ast.Call) and _is_triton_jit(node.value, screen):
                         jitted.add(target.id)
-    for name in jitted:
+    # Names bound at module level other than by a plain def or assignment (a for, a with, an
+    # if): a body's global among them is no constant Triton's compiler would take.
+    blocks = {n.id for node in tree.body
+              if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+              for n in _walk_outside_functions(node)
+              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - set(module_level)
+    for name in sorted(jitted):
         function = module_level[name]
+        if isinstance(function, ast.Call) and function.args and isinstance(
+                function.args[0], ast.Name):  # name = triton.jit(fn): fn's body
+            function = module_level.get(function.args[0].id, function)
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
+        # The body and the arguments' defaults, not the decorators: a @triton.autotune's
+        # configs and hooks are host code (Triton's tutorials name module-level ones there).
+        parts = [*function.body, function.args]
+        nodes = [node for part in parts for node in ast.walk(part)]
         local = {arg.arg for arg in ast.walk(function.args) if isinstance(arg, ast.arg)}
-        local |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name)
+        local |= {n.id for n in nodes if isinstance(n, ast.Name)
                   and isinstance(n.ctx, (ast.Store, ast.Del))}
-        for node in ast.walk(function):
+        for node in nodes:
             if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) \
                     or node.id in local:
                 continue
@@ -328,6 +401,10 @@ def _check_jit_bodies(tree: ast.Module, screen: "_Screen") -> None:
                 raise _Refusal(f"the @triton.jit function {name} uses {node.id} ({alias}), "
                                f"which Triton's compiler refuses and only its interpreter "
                                f"would run", node)
+            if node.id in blocks:
+                raise _Refusal(f"the @triton.jit function {name} uses the global {node.id}, "
+                               f"bound by a statement Triton's compiler would not take as a "
+                               f"constant", node)
             bound = module_level.get(node.id)
             if bound is None or node.id in jitted or _is_constant(bound, screen):
                 continue
