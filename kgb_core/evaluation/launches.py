@@ -19,6 +19,8 @@ interpreter), where the recorders are suspended: an object of the candidate's ow
 unrecorded torch work. So every argument must be a plain ``torch.Tensor`` with no attribute
 of its own set, a number, a string, None, a dtype, or one of Triton's own values (a tuple of
 those), and anything else is ``tampering`` before Triton touches it (``LaunchArguments``).
+No garbage collection runs inside a launch either: a finalizer of the candidate's would run
+there unrecorded.
 """
 
 from __future__ import annotations
@@ -127,7 +129,8 @@ class LaunchArgumentRefused(RuntimeError):
 def _plain_types() -> frozenset[type]:
     """The exact types a launch argument may have besides a tensor, taken when the harness
     starts, before any candidate could define a subclass: Python's scalars, torch's dtype,
-    numpy's scalars, and Triton's own values (its dtypes, ``constexpr``)."""
+    numpy's scalars, Triton's dtypes, and a @triton.jit function (handed to another as a
+    constexpr). A ``constexpr`` is checked by its value (``LaunchArguments``)."""
     import torch
 
     kinds: set[type] = {int, float, bool, str, type(None), torch.dtype}
