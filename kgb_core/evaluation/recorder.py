@@ -128,7 +128,8 @@ class StagedCopies:
         self.inputs = [t for t in inputs if isinstance(t, torch.Tensor)]
         # The storages that hold the inputs' values: the inputs', then each copy's of one.
         self.derived = {_storage_key(t) for t in self.inputs}
-        # Buffers a kept copy wrote only part of, by storage: kept whole at the next launch.
+        # Buffers that copies of the inputs' values wrote in part, by storage: kept whole at
+        # the next launch (at_launch), or at the call's end.
         self.assembling: dict[int, tuple[torch.Tensor, str]] = {}
 
     def allocated(self, result: Any) -> None:
