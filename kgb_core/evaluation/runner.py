@@ -654,6 +654,7 @@ class TimedCalls:
         self.every: list[tuple[int, int, int, Any]] | None = []
         self.every_bytes = 0
         self._random = random.Random(seed)
+        self._frozen = -1  # the last call whose sampled output was copied (_freeze)
         self.count = 0
         self.launchless = 0
         # Calls that returned with a thread they started still running: work after the clock.
@@ -667,6 +668,7 @@ class TimedCalls:
         target = self.count % len(self.sets)
         tensors = tensors_in(self.sets[target])
         with suspended(), profile_range(HARNESS_RANGE, self.counter):
+            self._freeze(self.count - 1)
             self._keep_arguments(self.count - len(self.sets))
             for tensor, source in zip(tensors, self.values[self._values_for(self.count)]):
                 tensor.copy_(source)
@@ -678,8 +680,23 @@ class TimedCalls:
         from kgb_core.evaluation.recorder import suspended
 
         with suspended():
+            self._freeze(self.count - 1)
             for index in range(max(0, self.count - len(self.sets)), self.count):
                 self._keep_arguments(index)
+
+    def _freeze(self, index: int) -> None:
+        """Call ``index``'s output, if it is in the sample, copied now, before the candidate
+        runs again, and the copy kept in its place. The candidate's own tensor goes, as an
+        unsampled output's does at once: whether its output is still held would tell a
+        candidate which calls are checked (``_use_count()`` on its storage), and a sampled
+        one could then be written right on the next call, before the judge reads it."""
+        if index < 0 or index == self._frozen:
+            return
+        self._frozen = index
+        for entries in (self.samples, self.every or []):
+            for position, entry in enumerate(entries):
+                if entry[0] == index:
+                    entries[position] = (*entry[:3], clone_tree(entry[3]))
 
     def _keep_arguments(self, index: int) -> None:
         """Copy call ``index``'s output and arguments, as the call left them, if it is in the
