@@ -102,8 +102,9 @@ class StagedCopies:
     assembled so hold the answer together, however small each or plain (a roll made of copies
     between contiguous runs at shifted offsets). So such a buffer is kept whole too, as the
     next Triton launch finds it (what a kernel could read), or as the call leaves it (an
-    output assembled after the last launch). A buffer wider than the answer, or pieces in
-    buffers of their own, are not searched (tests/adversarial/open/).
+    output assembled after the last launch); the judge looks for the answer inside one up to
+    four times its size (``checker._pitched``). Pieces in buffers of their own are not put
+    together (tests/adversarial/open/).
 
     Kept at most ``budget`` bytes in all (staging needs about the inputs' size), and as much
     again for assembled buffers; a call that rearranges more of the inputs with torch is

@@ -6,8 +6,7 @@
 # buffer into the output. Each rearranging copy holds half the answer, never the whole; the
 # runner also keeps the whole buffer a copy wrote part of, as the next launch finds it, and
 # that holds the answer. Passed until 2026-12-06 (tests/adversarial/open/ kept it). Still
-# open: a buffer wider than the answer, and pieces in buffers of their own
-# (open/staged_answer_in_a_wider_buffer.py, open/staged_answer_in_separate_buffers.py).
+# open: pieces in buffers of their own (open/staged_answer_in_separate_buffers.py).
 import torch
 import triton
 import triton.language as tl

@@ -1,11 +1,12 @@
 # op: aten.t
+# expect: reference_used
 # issue: 21 (torch work the recorder allows; a Triton kernel only copies the finished answer)
 # staged_answer_assembled_in_pieces.py with one column more in its buffer: the pieces are
 # assembled into a buffer wider than the answer, and a Triton kernel copies the answer's part
-# of it, row by row, into the output. The runner keeps the whole buffer as the launch finds it,
-# but the judge compares a kept buffer with an output only where their element counts agree,
-# so the answer, strided inside it, is not found. Closing it means searching a kept buffer for
-# the answer at some offset and row stride.
+# of it, row by row, into the output. The runner keeps the whole buffer as the launch finds
+# it; the judge looks for the answer inside a kept buffer up to four times its size, at an
+# offset and a row pitch where the buffer holds the answer's first value and its second row's.
+# Open until 2026-12-06.
 import torch
 import triton
 import triton.language as tl
