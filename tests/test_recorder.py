@@ -136,3 +136,21 @@ def test_a_buffer_that_holds_an_input_in_order_counts_as_the_input():
             buffer.t().contiguous()
         kept[name] = len(staged.kept)
     assert kept == {"copied": 1, "nudged": 1, "sorted": 0, "computed": 0}
+
+
+def test_the_judge_finds_the_answer_inside_a_wider_kept_buffer_only_where_it_is():
+    """A kept buffer with room to spare holds the answer at some offset and row pitch; its
+    readings (checker._readings) include that view, and none of an unrelated buffer's does."""
+    from kgb_core.evaluation.checker import _holds, _readings
+    from kgb_core.operators import Tolerance
+
+    answer = torch.randn(6, 5, generator=torch.Generator().manual_seed(1))
+    wider = torch.zeros(6, 7)
+    wider[:, 1:6] = answer  # one column on each side
+    exact = Tolerance(rtol=0.0, atol=0.0)
+    assert any(_holds(r, answer, exact) for r in _readings(wider.reshape(-1), answer))
+    unrelated = torch.randn(6, 7, generator=torch.Generator().manual_seed(2))
+    assert not any(_holds(r, answer, exact) for r in _readings(unrelated, answer))
+    huge = torch.zeros(6, 40)  # more than four times the answer: not searched
+    huge[:, :5] = answer
+    assert _readings(huge, answer) == []
