@@ -155,21 +155,23 @@ class StagedCopies:
                     self.derived.discard(_storage_key(made))
                 return
             self.derived.add(_storage_key(source))  # found once, not searched again
-        self.derived.add(_storage_key(made))
+        key = _storage_key(made)
+        self.derived.add(key)
         nbytes = _numel(made) * made.element_size()
         with suspended():
             whole = made.untyped_storage().nbytes()
-        if nbytes < whole and whole >= self.MIN_ELEMENTS * made.element_size():
-            # Part of a buffer, by any copy, however small or plain (``b[o, s:] = a[o, :-s]``
-            # rolls by offset): the buffer is kept whole as the next launch finds it.
-            key = _storage_key(made)
-            if key not in self.assembling:
-                site = _caller_line()
-                self.assembling[key] = (made, f"aten.{name} ({site})" if site else f"aten.{name}")
-        if not rearranging:
+        # Part of a buffer, by any copy, however small or plain (``b[o, s:] = a[o, :-s]`` rolls
+        # by offset): the buffer is kept whole as the next launch finds it.
+        partial = (nbytes < whole and whole >= self.MIN_ELEMENTS * made.element_size()
+                   and key not in self.assembling)
+        if not (partial or rearranging):
             return
         site = _caller_line()
         where = f"aten.{name} ({site})" if site else f"aten.{name}"
+        if partial:
+            self.assembling[key] = (made, where)
+        if not rearranging:
+            return
         if self.nbytes + nbytes > self.budget:
             self.refused = self.refused or where
             return

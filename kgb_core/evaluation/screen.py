@@ -262,12 +262,15 @@ def _scan(tree: ast.Module) -> None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if _is_container(node.value):
                 screen.module_containers.update(t.id for t in targets if isinstance(t, ast.Name))
-    # Imports first (they may follow their use in the file), then the names bound to them.
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            screen.visit(node)
+    # Imports first (they may follow their use in the file), then the names bound to them,
+    # then everything else once.
+    imports = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    for node in imports:
+        screen.visit(node)
     screen.take_module_aliases(tree)
-    screen.visit(tree)
+    for node in tree.body:
+        if node not in imports:
+            screen.visit(node)
     _check_names_are_bound(tree, screen)
     for function in ast.walk(tree):
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
