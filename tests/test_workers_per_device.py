@@ -298,7 +298,8 @@ class _ScriptedJudge:
     ("the reference raised KeyError: 'shape'", False)])
 def test_a_judge_that_ran_out_of_device_memory_is_kept(monkeypatch, message, kept):
     """A harness error replaces the judge (it may be in a bad state), unless the allocator
-    explains it: then the judge is fine, and the job's run alone (DevicePool) needs no new one."""
+    explains it: then the judge is fine, and the job's run alone (DevicePool) needs no new one
+    (tests/test_judge_after_harness_error.py: a real judge's next job after one that raised)."""
     judge = _ScriptedJudge([(verdicts.HARNESS_ERROR, message), (verdicts.PASS, "")])
     evaluator = Evaluator("cpu", {}, dataclasses.replace(UNTIMED, screen=False))
 

@@ -277,6 +277,7 @@ class Judge:
         except BaseException:
             starting.close()
             channel.close()
+            self._clear_work_folder(channel)
             raise
         result = evaluation.result
         try:
@@ -306,14 +307,22 @@ class Judge:
                 ended = channel.close()
                 del evaluation  # its tensors (inputs, references) go before the cache is emptied
                 self.backend.release_cached_memory()
-        written = self.template.stray_files(channel.folder)
-        channel.remove_folder()
+            # Also where the job raised (a harness error): the next runner's look for files
+            # written outside its folder would otherwise find this one's and blame its candidate.
+            written = self._clear_work_folder(channel)
         if written:
             result = harness_verdicts.wrote_outside(result, written)
         elif ended is not None and ended.strays and result.passed:
             result = harness_verdicts.left_processes(result, ended.strays)
         result.sandbox = self.tool.name
         return result
+
+    def _clear_work_folder(self, channel: Any) -> list[str]:
+        """Remove the ended runner's folder, and anything it wrote beside it: the names of
+        the latter."""
+        written = self.template.stray_files(channel.folder)
+        channel.remove_folder()
+        return written
 
 
 def _baselines(backend: Any) -> "BaselineCache":
