@@ -134,6 +134,7 @@ def main() -> None:
                 f"{slot['slot']} jobs {slot['jobs']} busy {slot['busy_s']:.1f} s judge starts "
                 f"{slot['worker_starts']}" + (f" retried alone {slot['retried_alone']}"
                                               if slot.get("retried_alone") else "")
+                + (f" sharing cap {slot['sharing_cap']}" if "sharing_cap" in slot else "")
                 for slot in slots), file=sys.stderr, flush=True)
     finally:
         os.killpg(server.pid, signal.SIGTERM)

@@ -377,6 +377,10 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
             typer.echo(f"{retried} job(s) ran out of device memory beside other workers and "
                        f"were run again with the device to themselves; their verdicts are "
                        f"from that run")
+        capped = sorted({u.sharing_cap for u in outcome.usage if u.sharing_cap is not None})
+        if capped:
+            typer.echo(f"at the end, at most {', '.join(map(str, capped))} job(s) shared a "
+                       f"device, so that they fit in its memory")
     if outcome.stopped_by_budget:
         typer.echo(f"stopped: {outcome.stopped_by_budget}")
 

@@ -313,3 +313,107 @@ def test_a_judge_that_ran_out_of_device_memory_is_kept(monkeypatch, message, kep
     assert (evaluator._worker is judge) is kept and judge.killed is not kept
     if kept:
         assert evaluator.evaluate("aten.neg", SOURCE).passed and evaluator._worker is judge
+
+
+class _TwoFitEvaluator(_SharedDeviceEvaluator):
+    """A device whose memory holds two jobs: any job with two others beside it runs out."""
+
+    running = 0
+    lock = threading.Lock()
+    peak = 0
+
+    def evaluate(self, op, source, method="", sample=0, seeds=None):
+        with self.lock:
+            type(self).running += 1
+            type(self).peak = max(type(self).peak, type(self).running)
+            crowded = type(self).running > 2
+        try:
+            time.sleep(0.05)
+            with self.lock:
+                crowded = crowded or type(self).running > 2
+            if crowded:
+                return EvalResult(op=op, backend="cpu", verdict=verdicts.HARNESS_ERROR,
+                                  message="OutOfMemoryError: CUDA out of memory. Tried to "
+                                          "allocate 1024.00 MiB")
+            return EvalResult(op=op, backend="cpu", verdict=verdicts.PASS)
+        finally:
+            with self.lock:
+                type(self).running -= 1
+
+
+def test_running_out_of_shared_memory_caps_how_many_share_the_device(monkeypatch, registry):
+    """Four workers on a device that holds two jobs: the first crowd runs out, then at most
+    two share it, so the later jobs run once each instead of twice."""
+    monkeypatch.setattr(devices.Evaluator, "for_backend",
+                        lambda backend, settings, device=None, slot=None:
+                        _TwoFitEvaluator(slot))
+    monkeypatch.setattr(devices, "RAISE_CAP_AFTER", 1000)  # no lift within this test
+    pool = DevicePool(registry.backend("cpu"), UNTIMED, [0], workers_per_device=4)
+    pool.start()
+    try:
+        futures = [pool.submit(EvalJob(op=f"op{n}", source="")) for n in range(16)]
+        answers = [f.result(timeout=60) for f in futures]
+    finally:
+        pool.close()
+    assert all(r.passed for r in answers), [r.verdict for r in answers]
+    usage = pool.usage()
+    retried = sum(u.retried_alone for u in usage)
+    # Only the jobs of the crowd that first ran out (four at most) ran twice.
+    assert 1 <= retried <= 4, retried
+    assert {u.sharing_cap for u in usage} == {2}
+    assert usage[0].to_dict()["sharing_cap"] == 2
+
+
+def test_the_sharing_cap_falls_by_memory_and_rises_after_jobs_fit(monkeypatch):
+    monkeypatch.setattr(devices, "RAISE_CAP_AFTER", 3)
+    gate = devices._DeviceGate()
+    alone = devices._Share()
+    alone.peak = 1
+    gate.note_out_of_memory(alone)
+    assert gate.cap is None  # alone, it says nothing about sharing
+    crowd = devices._Share()
+    crowd.peak = 4
+    gate.note_out_of_memory(crowd)
+    assert gate.cap == 2
+    gate.note_out_of_memory(crowd)  # another job of the same crowd
+    assert gate.cap == 2
+    gate.note_fit()
+    gate.note_fit()
+    assert gate.cap == 2
+    gate.note_fit()
+    assert gate.cap == 3
+    crowd.peak = 3
+    gate.note_out_of_memory(crowd)
+    assert gate.cap == 2
+    crowd.peak = 2
+    gate.note_out_of_memory(crowd)
+    assert gate.cap == 1
+
+
+def test_a_capped_gate_holds_a_job_back_until_one_leaves():
+    gate = devices._DeviceGate()
+    crowd = devices._Share()
+    crowd.peak = 2
+    gate.note_out_of_memory(crowd)  # cap 1
+    inside, release, second_in = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with gate.shared() as share:
+            assert share.peak == 1
+            inside.set()
+            release.wait(5)
+
+    def second():
+        with gate.shared():
+            second_in.set()
+
+    one = threading.Thread(target=first)
+    one.start()
+    inside.wait(5)
+    two = threading.Thread(target=second)
+    two.start()
+    assert not second_in.wait(0.2)
+    release.set()
+    assert second_in.wait(5)
+    one.join(5)
+    two.join(5)

@@ -13,7 +13,7 @@ share the device's lock (``device_lock.py``): each checks step by step beside th
 times with the device to itself, so no timed kernel shares the device with any other work.
 Those workers share the GPU's memory, so a job that ran out of it there (a neighbour's large
 case at the same moment) runs once more with the device to itself (``_DeviceGate``), and only
-that verdict is kept.
+that verdict is kept; from then on fewer jobs share that device, until enough have fitted.
 
 An agent's intermediate evaluations (a turn waiting for its verdict) go before final
 candidates, since a generation thread is blocked on each; within a priority, first come first
@@ -69,13 +69,15 @@ class SlotUsage:
     worker_starts: int = 0
     lost: int = 0  # jobs that were running when the slot's worker (a Ray actor) died
     retried_alone: int = 0  # jobs run again with the device to itself after running out of memory
+    sharing_cap: int | None = None  # how many jobs may share its device now (_DeviceGate.cap)
     # (start, end) of every job, time.monotonic() in the harness: when the device was busy.
     intervals: list[tuple[float, float]] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"slot": self.slot, "jobs": self.jobs, "busy_s": round(self.busy_s, 3),
                 "worker_starts": self.worker_starts, "lost": self.lost,
-                **({"retried_alone": self.retried_alone} if self.retried_alone else {})}
+                **({"retried_alone": self.retried_alone} if self.retried_alone else {}),
+                **({"sharing_cap": self.sharing_cap} if self.sharing_cap is not None else {})}
 
 
 def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
@@ -179,28 +181,55 @@ class _Queued:
     future: "Future[EvalResult] | None" = field(compare=False)
 
 
+class _Share:
+    """One job's hold on a shared device: the most jobs that held it at once meanwhile."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+
+
+# Jobs that fit beside each other, under a lowered cap, before one more may share the device.
+RAISE_CAP_AFTER = 8
+
+
 class _DeviceGate:
     """Jobs on one device share it; a retry after running out of memory has it alone.
 
     An exclusive holder waits for the shared jobs running to finish, and from the moment it
-    waits no new shared job starts, so the retry cannot starve behind a stream of them."""
+    waits no new shared job starts, so the retry cannot starve behind a stream of them.
+
+    Running out of memory also caps how many jobs share the device: half as many (rounded up)
+    as held it at once when a job ran out (``note_out_of_memory``; the jobs of one crowd that
+    all run out lower it once, not once each). Without the cap every later crowd runs out
+    again, and each of its jobs runs twice (on an H100, four softmax checks of 17 GiB a judge:
+    fewer requests a minute than two workers). The cap rises by one after ``RAISE_CAP_AFTER``
+    jobs fit under it, so one large operator does not slow a sweep's small ones for good."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._shared = 0
         self._exclusive_wanted = 0
         self._exclusive = False
+        self._holders: set[_Share] = set()
+        self.cap: int | None = None  # no limit but the pool's workers
+        self._fitted = 0
 
     @contextmanager
-    def shared(self) -> Iterator[None]:
+    def shared(self) -> Iterator[_Share]:
+        share = _Share()
         with self._condition:
-            self._condition.wait_for(lambda: not (self._exclusive or self._exclusive_wanted))
+            self._condition.wait_for(lambda: not (self._exclusive or self._exclusive_wanted)
+                                     and (self.cap is None or self._shared < self.cap))
             self._shared += 1
+            self._holders.add(share)
+            for holder in self._holders:
+                holder.peak = max(holder.peak, self._shared)
         try:
-            yield
+            yield share
         finally:
             with self._condition:
                 self._shared -= 1
+                self._holders.discard(share)
                 self._condition.notify_all()
 
     @contextmanager
@@ -215,6 +244,26 @@ class _DeviceGate:
         finally:
             with self._condition:
                 self._exclusive = False
+                self._condition.notify_all()
+
+    def note_out_of_memory(self, share: _Share) -> None:
+        """A job ran out of memory while ``share.peak`` jobs held the device at most: fewer
+        share it from now on. Alone, it says nothing of sharing; its retry alone is all."""
+        if share.peak <= 1:
+            return
+        with self._condition:
+            self.cap = max(1, min(self.cap or share.peak, (share.peak + 1) // 2))
+            self._fitted = 0
+
+    def note_fit(self) -> None:
+        """A job ended without running out of memory: enough of them lift the cap by one."""
+        with self._condition:
+            if self.cap is None:
+                return
+            self._fitted += 1
+            if self._fitted >= RAISE_CAP_AFTER:
+                self.cap += 1
+                self._fitted = 0
                 self._condition.notify_all()
 
 
@@ -345,10 +394,12 @@ class DevicePool(EvaluationPool):
                 return run()
         if self.workers_per_device == 1 and not self._shared_gates:
             return run()
-        with gate.shared():
+        with gate.shared() as share:
             result = run()
         if not ran_out_of_device_memory(result):
+            gate.note_fit()
             return result
+        gate.note_out_of_memory(share)
         with gate.exclusive():
             self._usage[index].retried_alone += 1
             again = run()
@@ -358,8 +409,9 @@ class DevicePool(EvaluationPool):
         return again
 
     def usage(self) -> list[SlotUsage]:
-        for evaluator, usage in zip(self._evaluators, self._usage):
+        for evaluator, usage, (device, _) in zip(self._evaluators, self._usage, self._slots()):
             usage.worker_starts = evaluator.worker_starts
+            usage.sharing_cap = self._gates[device].cap
         return list(self._usage) or [SlotUsage(slot=name) for _, name in self._slots()]
 
     def close(self, abort: bool = False) -> None:
