@@ -390,6 +390,19 @@ def test_the_sharing_cap_falls_by_memory_and_rises_after_jobs_fit(monkeypatch):
     assert gate.cap == 1
 
 
+def test_the_sharing_cap_is_lifted_once_it_passes_the_most_that_ever_shared(monkeypatch):
+    monkeypatch.setattr(devices, "RAISE_CAP_AFTER", 1)
+    gate = devices._DeviceGate()
+    with gate.shared(), gate.shared() as second:
+        assert second.peak == 2
+    gate.note_out_of_memory(second)
+    assert gate.cap == 1
+    gate.note_fit()
+    assert gate.cap == 2  # as many as ever shared it
+    gate.note_fit()
+    assert gate.cap is None  # not 3: only two workers ever held it
+
+
 def test_a_capped_gate_holds_a_job_back_until_one_leaves():
     gate = devices._DeviceGate()
     crowd = devices._Share()

@@ -213,6 +213,7 @@ class _DeviceGate:
         self._holders: set[_Share] = set()
         self.cap: int | None = None  # no limit but the pool's workers
         self._fitted = 0
+        self._most = 0  # the most jobs that ever shared the device at once
 
     @contextmanager
     def shared(self) -> Iterator[_Share]:
@@ -221,6 +222,7 @@ class _DeviceGate:
             self._condition.wait_for(lambda: not (self._exclusive or self._exclusive_wanted)
                                      and (self.cap is None or self._shared < self.cap))
             self._shared += 1
+            self._most = max(self._most, self._shared)
             self._holders.add(share)
             for holder in self._holders:
                 holder.peak = max(holder.peak, self._shared)
@@ -252,6 +254,7 @@ class _DeviceGate:
         if share.peak <= 1:
             return
         with self._condition:
+            self._most = max(self._most, share.peak)
             self.cap = max(1, min(self.cap or share.peak, (share.peak + 1) // 2))
             self._fitted = 0
 
@@ -262,7 +265,8 @@ class _DeviceGate:
                 return
             self._fitted += 1
             if self._fitted >= RAISE_CAP_AFTER:
-                self.cap += 1
+                # Past the most that ever shared it, the cap is lifted: no more can come.
+                self.cap = self.cap + 1 if self.cap < self._most else None
                 self._fitted = 0
                 self._condition.notify_all()
 
