@@ -137,6 +137,8 @@ def main() -> None:
     parser.add_argument("--baselines", default=None, help="as kgb run --baselines")
     parser.add_argument("--retime-baselines", action="store_true")
     parser.add_argument("--median-interval", type=float, default=0.0)
+    parser.add_argument("--median-floor", type=int, default=0,
+                        help="the first batch under --median-interval (TimingSettings)")
     parser.add_argument("--deadline-s", type=float, default=0.0)
     parser.add_argument("--compare", default=None, help="another store to set this run against")
     parser.add_argument("--same-as", default=None,
@@ -157,7 +159,9 @@ def main() -> None:
                        workers_per_device=args.workers_per_device, baselines=args.baselines,
                        retime_baselines=args.retime_baselines)
     if args.median_interval:
-        config.timing_settings = {"median_interval": args.median_interval}
+        config.timing_settings = {"median_interval": args.median_interval,
+                                  **({"median_floor": args.median_floor}
+                                     if args.median_floor else {})}
     plan = plan_sweep(config, registry)
     print(f"full sweep: {len(op_ids)} operators, backend {plan.backend.label}, "
           f"{args.workers_per_device} worker(s) per device, timing "
