@@ -36,7 +36,7 @@ from kgb_core.progress import Progress
 from kgb_core.report import baseline_note, render_table, row_detail
 from kgb_core.stats import geometric_mean
 from kgb_core.store import ResultStore
-from kgb_core.sweep import plan_sweep, run_sweep
+from kgb_core.sweep import make_pool, plan_sweep, run_sweep
 from sweep_throughput import spread  # this folder: a script's own folder is on its path
 
 
@@ -75,6 +75,42 @@ class BusySampler:
             return "no nvidia-smi here" if not self._tool else "no samples"
         return (f"{sum(self.samples) / len(self.samples):.1f} % mean over "
                 f"{len(self.samples)} samples ({sum(s > 0 for s in self.samples)} above 0)")
+
+
+class StallWatch:
+    """Says what the workers are running whenever no operator has finished for ``after_s``:
+    a sweep cut by its limit in the middle of a stall (the H100 at f5feb60: nothing finished
+    for over 140 s after 24 operators) then shows which jobs held it."""
+
+    def __init__(self, pool: Any, after_s: float = 60.0, every_s: float = 10.0) -> None:
+        self.pool, self.after_s, self.every_s = pool, after_s, every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "StallWatch":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        jobs, since, said = -1, time.monotonic(), 0.0
+        while not self._stop.wait(self.every_s):
+            usage = self.pool.usage()
+            done = sum(u.jobs for u in usage)
+            now = time.monotonic()
+            if done != jobs:
+                jobs, since, said = done, now, 0.0
+                continue
+            if now - since >= self.after_s and now - said >= self.after_s:
+                said = now
+                running = [f"{u.slot or 0}: {u.running} for {now - u.running_since:.0f} s"
+                           + (f" (sharing cap {u.sharing_cap})" if u.sharing_cap else "")
+                           for u in usage if u.running]
+                print(f"stall: no operator finished for {now - since:.0f} s; running "
+                      + ("; ".join(running) or "nothing"), file=sys.stderr, flush=True)
 
 
 def _interleaved(op_ids: list[str]) -> list[str]:
@@ -169,10 +205,11 @@ def main() -> None:
 
     started = time.monotonic()
     deadline = started + args.deadline_s if args.deadline_s else None
-    with ResultStore(args.db) as store, BusySampler() as busy:
+    pool = make_pool(plan)
+    with ResultStore(args.db) as store, BusySampler() as busy, StallWatch(pool):
         outcome = run_sweep(plan, registry, store, resume=False,
                             progress_factory=lambda total: Progress(total, stream=sys.stderr),
-                            stop_at=deadline)
+                            stop_at=deadline, pool=pool)
     wall = time.monotonic() - started
     rows = latest_rows(Path(args.db))
     print(by_source(rows))

@@ -165,6 +165,8 @@ for step in $steps; do
           --workers-per-device "${KGB_FULL_WORKERS:-8}" --deadline-s "${KGB_FULL_DEADLINE_S:-300}" \
           --db .device/full-1.db --baselines .device/baselines.sqlite ${KGB_FULL_ARGS:-} \
           > "$OUT/full_sweep.txt" 2>&1; echo "full sweep exit $?" >> "$OUT/full_sweep.txt"
+      # The store, cut or not: each operator's duration and device wait are in its rows.
+      copy_store .device/full-1.db "$OUT/full-1.db"
       if [ "${KGB_FULL_AGAIN:-0}" -gt 0 ]; then
         timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/full_sweep.py --backend nvidia \
             --workers-per-device "${KGB_FULL_AGAIN_WORKERS:-1}" --same-as .device/full-1.db \

@@ -430,3 +430,36 @@ def test_a_capped_gate_holds_a_job_back_until_one_leaves():
     assert second_in.wait(5)
     one.join(5)
     two.join(5)
+
+
+class _HeldEvaluator(_SharedDeviceEvaluator):
+    """Holds its job until released: what the pool says while it runs."""
+
+    release = threading.Event()
+
+    def evaluate(self, op, source, method="", sample=0, seeds=None):
+        self.release.wait(10)
+        return EvalResult(op=op, backend="cpu", verdict=verdicts.PASS)
+
+
+def test_the_pool_says_which_operator_each_worker_runs_now(monkeypatch, registry):
+    monkeypatch.setattr(devices.Evaluator, "for_backend",
+                        lambda backend, settings, device=None, slot=None: _HeldEvaluator(slot))
+    pool = DevicePool(registry.backend("cpu"), UNTIMED, [0], workers_per_device=2)
+    pool.start()
+    try:
+        future = pool.submit(EvalJob(op="aten.softmax", source=""))
+        for _ in range(100):
+            running = [u.to_dict() for u in pool.usage() if u.running]
+            if running:
+                break
+            time.sleep(0.02)
+        assert [u["running"] for u in running] == ["aten.softmax"]
+        assert running[0]["running_s"] >= 0
+        _HeldEvaluator.release.set()
+        assert future.result(timeout=10).passed
+        assert not any(u.running for u in pool.usage())
+        assert "running" not in pool.usage()[0].to_dict()
+    finally:
+        _HeldEvaluator.release.set()
+        pool.close()

@@ -70,6 +70,10 @@ class SlotUsage:
     lost: int = 0  # jobs that were running when the slot's worker (a Ray actor) died
     retried_alone: int = 0  # jobs run again with the device to itself after running out of memory
     sharing_cap: int | None = None  # how many jobs may share its device now (_DeviceGate.cap)
+    # The operator of the job running now, and since when (time.monotonic()): what a stalled
+    # sweep or a slow service is waiting on.
+    running: str = ""
+    running_since: float = 0.0
     # (start, end) of every job, time.monotonic() in the harness: when the device was busy.
     intervals: list[tuple[float, float]] = field(default_factory=list, repr=False)
 
@@ -77,7 +81,10 @@ class SlotUsage:
         return {"slot": self.slot, "jobs": self.jobs, "busy_s": round(self.busy_s, 3),
                 "worker_starts": self.worker_starts, "lost": self.lost,
                 **({"retried_alone": self.retried_alone} if self.retried_alone else {}),
-                **({"sharing_cap": self.sharing_cap} if self.sharing_cap is not None else {})}
+                **({"sharing_cap": self.sharing_cap} if self.sharing_cap is not None else {}),
+                **({"running": self.running,
+                    "running_s": round(time.monotonic() - self.running_since, 1)}
+                   if self.running else {})}
 
 
 def parse_devices(spec: str | None, backend: "Backend") -> list[int] | None:
@@ -368,6 +375,7 @@ class DevicePool(EvaluationPool):
             if not item.future.set_running_or_notify_cancel():
                 continue
             started = time.monotonic()
+            usage.running, usage.running_since = item.job.op, started
             result: EvalResult | None = None
             failure: BaseException | None = None
             try:
@@ -375,6 +383,7 @@ class DevicePool(EvaluationPool):
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits on it
                 failure = error
             ended = time.monotonic()
+            usage.running = ""
             # Accounted before the future resolves, so whoever sees the result sees it counted.
             usage.busy_s += ended - started
             usage.jobs += 1
