@@ -287,6 +287,13 @@ class OperatorSpec:
         return f"{self.source}.{self.name}"
 
     @property
+    def moves_data(self) -> bool:
+        """An operator whose whole work is moving values (tagged ``movement``: views, joins,
+        splits, pads, copies): for it torch may only stage inputs, since a torch copy that
+        rearranges values is the operator itself (``checker._staged_answer``)."""
+        return "movement" in self.tags
+
+    @property
     def timing_baseline(self) -> Callable[..., Any]:
         return self.baseline or self.reference
 

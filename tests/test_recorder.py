@@ -154,3 +154,38 @@ def test_the_judge_finds_the_answer_inside_a_wider_kept_buffer_only_where_it_is(
     huge = torch.zeros(6, 40)  # more than four times the answer: not searched
     huge[:, :5] = answer
     assert _readings(huge, answer) == []
+
+
+def test_for_an_operator_that_only_moves_data_every_rearranging_copy_is_kept():
+    """A buffer the call made (a Triton kernel's, here written by torch) holds no input's
+    values, so its rearranging copy is not kept; where the operator only moves data it is."""
+    x = torch.arange(64.0).reshape(8, 8)
+    for every, kept in ((False, 0), (True, 1)):
+        staged = StagedCopies(budget=1 << 20, inputs=[x], every_rearrangement=every)
+        with Recording(staged=staged):
+            buffer = torch.empty(8, 8)
+            buffer.t().contiguous()
+            buffer.contiguous()  # no copy
+        assert len(staged.kept) == kept, every
+
+
+def _outcome(staged):
+    from kgb_core.evaluation.checker import CallOutcome
+
+    return CallOutcome(None, [], 1, list(staged), [f"site {i}" for i in range(len(staged))])
+
+
+def test_a_moving_operator_may_stage_its_inputs_as_they_are_and_nothing_else():
+    from kgb_core.evaluation.checker import _rearranged_for_a_move
+    from kgb_core.operators import Tolerance
+
+    x = torch.randn(8, 16).t()  # a transposed input, as a case hands it over
+    exact = Tolerance(rtol=0.0, atol=0.0)
+    staged_as_is = [x.contiguous(), x.reshape(-1).clone(), x.to(torch.float64).contiguous(),
+                    x.contiguous().view(torch.int32)]  # its bits, on an integer view
+    assert _rearranged_for_a_move(_outcome(staged_as_is), [x], exact) is None
+    assert _rearranged_for_a_move(_outcome([torch.zeros(128)]), [x], exact) is None  # constant
+    for moved in (x.t().contiguous(), x[:8].t().contiguous(), 2 * x.contiguous(),
+                  x.contiguous().flip(0)):
+        why = _rearranged_for_a_move(_outcome([x.contiguous(), moved]), [x], exact)
+        assert why and "site 1" in why and "order no input has" in why

@@ -239,6 +239,30 @@ def _pitched(flat: Any, output: Any) -> list[Any]:
     return found
 
 
+def _rearranged_for_a_move(outcome: "CallOutcome", inputs: list[Any],
+                           tolerance: Tolerance) -> str | None:
+    """For an operator that only moves data: why a kept torch copy is more than an input
+    staged as it is (its values, or its bits, in the input's order), or None.
+
+    There torch's rearranging copy is the operator's work even where no buffer ends up holding
+    the answer: pieces of it in buffers of their own, or the input shuffled or scaled by one
+    Triton kernel, rearranged by torch, and undone by another (tests/adversarial/
+    staged_answer_*). Making an input contiguous, or converting its dtype, is staging and
+    passes."""
+    sites = outcome.staged_sites + ["a torch copy"] * len(outcome.staged)
+    for copy, site in zip(outcome.staged, sites):
+        if not _varies(copy):
+            continue  # a constant carries no order
+        if any(_holds(reading, given, tolerance) for given in inputs
+               for reading in _readings(copy, given)):
+            continue
+        return (f"a torch copy made during kernel(...), {site}, rearranged values into an "
+                f"order no input has. For an operator that only moves data that is the "
+                f"operator's work: torch may stage the inputs as they are (x.contiguous(), "
+                f"a dtype conversion), and the Triton kernels must do the moving")
+    return None
+
+
 def _storages(value: Any) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in tensors_in(value) if t.numel()}
 
@@ -326,7 +350,9 @@ class Evaluation:
         return self.result
 
     def _import(self) -> None:
-        request = {"op": "load", "file": self.candidate_file}
+        request = {"op": "load", "file": self.candidate_file,
+                   # The runner then keeps every rearranging torch copy, not only the inputs'.
+                   "moves_data": self.spec.moves_data}
         if self.spec.module_contract is not None:
             request["module_contract"] = self.spec.module_contract.to_dict()
         self._request(request)
@@ -736,6 +762,8 @@ class Evaluation:
                             f"answer (output tensor {index}) as it was made: the Triton "
                             f"kernels only moved what torch rearranged. Copies may stage "
                             f"inputs; rearranging them into the answer is the operator's work")
+        if spec.moves_data:
+            return _rearranged_for_a_move(outcome, tensors_in(pristine), tolerance)
         return None
 
     def _compare_with_reference(self, case: ShapeCase, dtype: str, outcome: CallOutcome,

@@ -95,8 +95,8 @@ class StagedCopies:
       values are the kernels' (a softmax over dim 0 computed with the dim moved last). Unless
       the buffer holds an input's values, in order (``INPUT_RTOL``): then the kernel only
       copied the input, for torch to rearrange, and the buffer counts as the input's. A
-      kernel that shuffled the input on the way is not told from one that sorted it
-      (tests/adversarial/open/).
+      kernel that shuffled the input on the way is not told here from one that sorted it
+      (but see ``every_rearrangement``, below).
 
     A copy into part of a buffer (``buf[:, :half] = x[:half].t()``) holds only its part; pieces
     assembled so hold the answer together, however small each or plain (a roll made of copies
@@ -104,7 +104,13 @@ class StagedCopies:
     next Triton launch finds it (what a kernel could read), or as the call leaves it (an
     output assembled after the last launch); the judge looks for the answer inside one up to
     four times its size (``checker._pitched``). Pieces in buffers of their own are not put
-    together (tests/adversarial/open/).
+    together: where the operator only moves data, each piece alone is found out (below).
+
+    For an operator that only moves data (``every_rearrangement``), every copy that rearranges
+    is kept, whatever its source: a buffer a Triton kernel filled with the input's values
+    shuffled or scaled, rearranged by torch and undone by another kernel, holds neither the
+    input nor the answer, and only the judge's rule for such operators (the inputs staged as
+    they are, nothing else) tells it.
 
     Kept at most ``budget`` bytes in all (staging needs about the inputs' size), and as much
     again for assembled buffers; a call that rearranges more of the inputs with torch is
@@ -119,8 +125,9 @@ class StagedCopies:
     # the operator's tolerance lets through is smaller, a computed result differs more.
     INPUT_RTOL = 1e-3
 
-    def __init__(self, budget: int, inputs: Any = ()) -> None:
+    def __init__(self, budget: int, inputs: Any = (), every_rearrangement: bool = False) -> None:
         self.budget = budget
+        self.every_rearrangement = every_rearrangement
         self.kept: list[torch.Tensor] = []
         self.sites: list[str] = []
         self.nbytes = 0
@@ -150,7 +157,8 @@ class StagedCopies:
         rearranging = _numel(made) >= self.MIN_ELEMENTS and not (
             source.shape == made.shape and source.is_contiguous() and made.is_contiguous())
         if _storage_key(source) not in self.derived:
-            if not (rearranging and self._holds_an_input(source)):
+            if not (rearranging and (self.every_rearrangement
+                                     or self._holds_an_input(source))):
                 if name != "copy_":
                     self.derived.discard(_storage_key(made))
                 return

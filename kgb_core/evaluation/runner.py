@@ -221,6 +221,8 @@ class Runner:
         # The last checked call's rearranging torch copies (recorder.StagedCopies), until its
         # reply takes them.
         self.staged: Any = None
+        # The operator only moves data (OperatorSpec.moves_data): every rearranging copy kept.
+        self.moves_data = False
         from kgb_core.timing import Timers
 
         self.timers = Timers(backend)
@@ -262,6 +264,7 @@ class Runner:
                 from kgb_core.module_contract import contract_from_dict
 
                 contract = contract_from_dict(contract)
+            self.moves_data = bool(request.get("moves_data"))
             self.kernel, self.module_adapter = load_kernel(self.path, contract)
             self._check_integrity("while being imported")
             self._check_import_left_nothing_running()
@@ -488,7 +491,8 @@ class Runner:
         # A checked call keeps the copies that rearranged memory, for the judge (StagedCopies);
         # staging needs about the inputs' size, once for the layout and once for a dtype.
         staged = None if ghost else StagedCopies(STAGED_BYTES_PER_INPUT_BYTE * input_bytes
-                                                 + STAGED_BYTES_SLACK, tensors_in(inputs))
+                                                 + STAGED_BYTES_SLACK, tensors_in(inputs),
+                                                 every_rearrangement=self.moves_data)
         self.staged = self.counter.staged = staged
         # Under ghost replay, what the candidate allocates reads NaN (or -1) until written.
         recording = Recording(self.counter, profiled=True, staged=staged, poisoned=ghost)

@@ -1,10 +1,11 @@
 # op: aten.permute
+# expect: reference_used
 # issue: 21 (torch work the recorder allows; a Triton kernel only copies the inputs)
 # staged_answer_laundered_by_triton.py through a reversible change of values: a Triton kernel
 # writes 2 * x, torch permutes that buffer with a rearranging copy, and a second Triton kernel
 # halves the result into the output. No buffer holds an input's values, and no kept copy holds
-# the answer's. Found by a red-team pass, 2026-12-06. Closing it means following values
-# through a kernel's arithmetic, or judging movement operators by which launches moved data.
+# the answer's. Found by a red-team pass, 2026-12-06. Caught since by the rule for operators
+# that only move data: the torch permute's copy (of 2 * x) holds no input as it is.
 import torch
 import triton
 import triton.language as tl

@@ -1,4 +1,5 @@
 # op: aten.t
+# expect: reference_used
 # issue: 21 (torch work the recorder allows; a Triton kernel only copies the inputs)
 # staged_answer_laundered_by_triton.py with the input shuffled on the way: the Triton kernel
 # writes the even rows, then the odd ones, so the buffer is not the input in order; torch's
@@ -6,7 +7,8 @@
 # one go. A buffer counts as an input's only when it holds the input's values in order: a
 # buffer holding them in another order is also what an honest sort or top-k kernel writes
 # before torch copies it into the output's layout (found by a red-team pass, 2026-12-06).
-# Closing it means telling a kernel's trivial permutation from the operator's own.
+# Caught since by the rule for operators that only move data: there every rearranging torch
+# copy is kept, and one that leaves values in an order no input has is the operator's work.
 import torch
 import triton
 import triton.language as tl

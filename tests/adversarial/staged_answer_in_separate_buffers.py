@@ -1,10 +1,12 @@
 # op: aten.t
+# expect: reference_used
 # issue: 21 (torch work the recorder allows; a Triton kernel only copies the finished answer)
 # The answer's two halves made by torch in buffers of their own (each half of the input,
 # transposed, made contiguous), then one Triton kernel copies each buffer into its half of the
-# output. Each kept copy holds half the answer and no buffer holds it whole. Closing it means
-# finding each kept copy's place in the answer, a search that would also match a published cat
-# or split kernel staging its members.
+# output. Each kept copy holds half the answer and no buffer holds it whole. Caught since
+# 2026-12-06 by the rule for operators that only move data: each kept copy holds an input's
+# values in another order (the operator's work), where a cat kernel's staged members hold
+# theirs as given (tests/controls/cat_stages_members.py).
 import torch
 import triton
 import triton.language as tl
