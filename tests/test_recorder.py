@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 import torch
 from torch._C import _len_torch_dispatch_stack
 
@@ -156,36 +157,50 @@ def test_the_judge_finds_the_answer_inside_a_wider_kept_buffer_only_where_it_is(
     assert _readings(huge, answer) == []
 
 
-def test_for_an_operator_that_only_moves_data_every_rearranging_copy_is_kept():
-    """A buffer the call made (a Triton kernel's, here written by torch) holds no input's
-    values, so its rearranging copy is not kept; where the operator only moves data it is."""
-    x = torch.arange(64.0).reshape(8, 8)
-    for every, kept in ((False, 0), (True, 1)):
-        staged = StagedCopies(budget=1 << 20, inputs=[x], every_rearrangement=every)
-        with Recording(staged=staged):
-            buffer = torch.empty(8, 8)
-            buffer.t().contiguous()
-            buffer.contiguous()  # no copy
-        assert len(staged.kept) == kept, every
+
+def _moved(staged_calls, inputs):
+    staged = StagedCopies(budget=1 << 20, inputs=inputs, moves_data=True)
+    with Recording(staged=staged):
+        staged_calls()
+    return staged.moved
 
 
-def _outcome(staged):
-    from kgb_core.evaluation.checker import CallOutcome
+def test_for_an_operator_that_only_moves_data_staging_an_input_as_it_is_moves_nothing():
+    x = torch.randn(16, 8).t()  # a transposed input, as a case hands it over
 
-    return CallOutcome(None, [], 1, list(staged), [f"site {i}" for i in range(len(staged))])
+    def staging():
+        x.contiguous()
+        x.to(torch.float64)  # keeps x's layout
+        x.to(torch.float64).contiguous()  # from a staging copy, as it is
+        padded = torch.zeros(16, 32)
+        padded[:8, :16] = x  # row-major with room to spare
+        kept = torch.empty_like(x)
+        kept.copy_(x)  # laid out as the input is
+        flat = torch.empty(128)
+        flat.copy_(torch.empty(128))  # a whole buffer copied flat
+
+    assert _moved(staging, [x]) == []
 
 
-def test_a_moving_operator_may_stage_its_inputs_as_they_are_and_nothing_else():
-    from kgb_core.evaluation.checker import _rearranged_for_a_move
-    from kgb_core.operators import Tolerance
+@pytest.mark.parametrize("moving", [
+    lambda x: x.t().contiguous(),  # the transpose itself
+    lambda x: torch.empty(16, 8).t().copy_(x),  # into a transposed view: its memory moved
+    lambda x: torch.empty_strided((8, 16), (1, 8)).copy_(x),  # laid out as the answer
+    lambda x: x[:, :4].contiguous(),  # a piece of the input
+    lambda x: torch.empty(2)[0].fill_(x[0, 0]),  # one element, by fill_
+    lambda x: torch.empty(4, 4)[0].copy_(torch.empty(8)[:4]),  # a piece of another buffer
+    lambda x: torch.ops.aten.lift_fresh_copy(x.expand(2, 8, 16)),
+])
+def test_for_an_operator_that_only_moves_data_any_other_copy_moves_it(moving):
+    x = torch.randn(8, 16)
+    moved = _moved(lambda: moving(x), [x])
+    assert len(moved) >= 1 and moved[0].startswith("aten.") and "line" in moved[0]
 
-    x = torch.randn(8, 16).t()  # a transposed input, as a case hands it over
-    exact = Tolerance(rtol=0.0, atol=0.0)
-    staged_as_is = [x.contiguous(), x.reshape(-1).clone(), x.to(torch.float64).contiguous(),
-                    x.contiguous().view(torch.int32)]  # its bits, on an integer view
-    assert _rearranged_for_a_move(_outcome(staged_as_is), [x], exact) is None
-    assert _rearranged_for_a_move(_outcome([torch.zeros(128)]), [x], exact) is None  # constant
-    for moved in (x.t().contiguous(), x[:8].t().contiguous(), 2 * x.contiguous(),
-                  x.contiguous().flip(0)):
-        why = _rearranged_for_a_move(_outcome([x.contiguous(), moved]), [x], exact)
-        assert why and "site 1" in why and "order no input has" in why
+
+def test_for_other_operators_no_copy_is_judged_a_move():
+    x = torch.randn(16, 8)
+    staged = StagedCopies(budget=1 << 20, inputs=[x])
+    with Recording(staged=staged):
+        x.t().contiguous()
+        torch.empty(2)[0].fill_(x[0, 0])
+    assert staged.moved == []

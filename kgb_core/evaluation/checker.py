@@ -116,6 +116,8 @@ class CallOutcome:
     # with the candidate's line that made it.
     staged: list[Any] = field(default_factory=list)
     staged_sites: list[str] = field(default_factory=list)
+    # Where the operator only moves data: the torch copies that moved it (StagedCopies.moved).
+    moved: list[str] = field(default_factory=list)
 
 
 # How a stage holds the device's lock (Stage.device).
@@ -239,30 +241,6 @@ def _pitched(flat: Any, output: Any) -> list[Any]:
     return found
 
 
-def _rearranged_for_a_move(outcome: "CallOutcome", inputs: list[Any],
-                           tolerance: Tolerance) -> str | None:
-    """For an operator that only moves data: why a kept torch copy is more than an input
-    staged as it is (its values, or its bits, in the input's order), or None.
-
-    There torch's rearranging copy is the operator's work even where no buffer ends up holding
-    the answer: pieces of it in buffers of their own, or the input shuffled or scaled by one
-    Triton kernel, rearranged by torch, and undone by another (tests/adversarial/
-    staged_answer_*). Making an input contiguous, or converting its dtype, is staging and
-    passes."""
-    sites = outcome.staged_sites + ["a torch copy"] * len(outcome.staged)
-    for copy, site in zip(outcome.staged, sites):
-        if not _varies(copy):
-            continue  # a constant carries no order
-        if any(_holds(reading, given, tolerance) for given in inputs
-               for reading in _readings(copy, given)):
-            continue
-        return (f"a torch copy made during kernel(...), {site}, rearranged values into an "
-                f"order no input has. For an operator that only moves data that is the "
-                f"operator's work: torch may stage the inputs as they are (x.contiguous(), "
-                f"a dtype conversion), and the Triton kernels must do the moving")
-    return None
-
-
 def _storages(value: Any) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in tensors_in(value) if t.numel()}
 
@@ -351,7 +329,7 @@ class Evaluation:
 
     def _import(self) -> None:
         request = {"op": "load", "file": self.candidate_file,
-                   # The runner then keeps every rearranging torch copy, not only the inputs'.
+                   # The runner then names every torch copy that moved data (StagedCopies).
                    "moves_data": self.spec.moves_data}
         if self.spec.module_contract is not None:
             request["module_contract"] = self.spec.module_contract.to_dict()
@@ -602,6 +580,7 @@ class Evaluation:
             actual, inputs_after, staged = self._unpack_reply(reply)
             launches = int(reply.get("launches") or 0)
             sites = [str(site)[:300] for site in reply.get("staged_sites") or ()]
+            moved = [str(site)[:300] for site in reply.get("moved_sites") or ()][:20]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's reply to a call does not describe its "
                                    f"output: {error}") from None
@@ -609,7 +588,7 @@ class Evaluation:
             raise ChannelViolation("the runner's reply to a call does not describe its inputs")
         if not isinstance(staged, list) or not all(isinstance(t, torch.Tensor) for t in staged):
             raise ChannelViolation("the runner's reply to a call does not describe its copies")
-        return CallOutcome(actual, inputs_after, launches, staged, sites)
+        return CallOutcome(actual, inputs_after, launches, staged, sites, moved)
 
     def _call_with_new_values(self, case: ShapeCase, dtype: str, seed: int, when: str, *,
                               slot: str, inputs: list[Any] | None = None) -> None:
@@ -744,8 +723,17 @@ class Evaluation:
         the operator's tolerance (values in order, whatever its shape or dtype) is the latter,
         unless that output is itself one of the inputs' values (an operator that is the
         identity on this case: there a staged input cannot be told from the answer) or holds
-        one value throughout (any copy of a constant matches it)."""
+        one value throughout (any copy of a constant matches it). For an operator that only
+        moves data, the runner also names every torch copy that was no input's staging as it
+        is (``StagedCopies.moves_data``), which is the operator's work whatever it held."""
         spec = self.spec
+        if spec.moves_data and outcome.moved:
+            return (f"a torch copy made during kernel(...), {outcome.moved[0]}, moved data. "
+                    f"For an operator that only moves data that is the operator's work: "
+                    f"torch may stage the inputs as they are (x.contiguous(), a dtype "
+                    f"conversion, into a padded buffer), and the Triton kernels must do the "
+                    f"moving" + (f" ({len(outcome.moved) - 1} more such copies)"
+                                 if len(outcome.moved) > 1 else ""))
         if not outcome.staged:
             return None
         written = [outcome.inputs_after[i] for i in spec.mutated_args
@@ -762,8 +750,6 @@ class Evaluation:
                             f"answer (output tensor {index}) as it was made: the Triton "
                             f"kernels only moved what torch rearranged. Copies may stage "
                             f"inputs; rearranging them into the answer is the operator's work")
-        if spec.moves_data:
-            return _rearranged_for_a_move(outcome, tensors_in(pristine), tolerance)
         return None
 
     def _compare_with_reference(self, case: ShapeCase, dtype: str, outcome: CallOutcome,

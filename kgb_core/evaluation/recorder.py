@@ -106,11 +106,17 @@ class StagedCopies:
     four times its size (``checker._pitched``). Pieces in buffers of their own are not put
     together: where the operator only moves data, each piece alone is found out (below).
 
-    For an operator that only moves data (``every_rearrangement``), every copy that rearranges
-    is kept, whatever its source: a buffer a Triton kernel filled with the input's values
-    shuffled or scaled, rearranged by torch and undone by another kernel, holds neither the
-    input nor the answer, and only the judge's rule for such operators (the inputs staged as
-    they are, nothing else) tells it.
+    For an operator that only moves data (``moves_data``: a transpose, a cat, a pad), torch's
+    copies are judged by what they are, not by what they hold, since torch moving values *is*
+    the operator there, and pieces small or laundered enough hold neither an input nor the
+    answer (a buffer a Triton kernel filled with the input shuffled or scaled, rearranged by
+    torch and undone by another kernel; the answer copied an element at a time). A copy is
+    staging only when it copies an input as it is (the input's own view, or a staging copy of
+    it) into a row-major destination, with room to spare or not (``x.contiguous()``,
+    ``x.to(torch.float32)``, ``padded[:r, :c] = x``); a whole buffer may also be copied flat
+    into another (a kernel's float32 result into the output). Any other copy, of any size, is
+    named in ``moved`` and the judge gives ``reference_used``. A copy into a transposed view
+    (``buf.t().copy_(x)``) is not staging: its memory is the answer.
 
     Kept at most ``budget`` bytes in all (staging needs about the inputs' size), and as much
     again for assembled buffers; a call that rearranges more of the inputs with torch is
@@ -125,9 +131,12 @@ class StagedCopies:
     # the operator's tolerance lets through is smaller, a computed result differs more.
     INPUT_RTOL = 1e-3
 
-    def __init__(self, budget: int, inputs: Any = (), every_rearrangement: bool = False) -> None:
+    def __init__(self, budget: int, inputs: Any = (), moves_data: bool = False) -> None:
         self.budget = budget
-        self.every_rearrangement = every_rearrangement
+        self.moves_data = moves_data
+        # Where the operator only moves data: the copies that moved it (their sites), and the
+        # views that hold an input as it is (the inputs', then each staging copy's).
+        self.moved: list[str] = []
         self.kept: list[torch.Tensor] = []
         self.sites: list[str] = []
         self.nbytes = 0
@@ -139,6 +148,7 @@ class StagedCopies:
         # Buffers that copies of the inputs' values wrote in part, by storage: kept whole at
         # the next launch (at_launch), or at the call's end.
         self.assembling: dict[int, tuple[torch.Tensor, str]] = {}
+        self.as_is = {_geometry(t) for t in self.inputs}
 
     def allocated(self, result: Any) -> None:
         """A new storage (at an address a freed copy may have had) holds no input's values."""
@@ -146,7 +156,7 @@ class StagedCopies:
             self.derived.discard(_storage_key(result))
 
     def copied(self, name: str, args: Any, result: Any) -> None:
-        if name == "copy_":
+        if name in ("copy_", "fill_"):
             if len(args) < 2 or not isinstance(args[1], torch.Tensor):
                 return
             source, made = args[1], args[0]
@@ -154,11 +164,12 @@ class StagedCopies:
             source, made = args[0] if args else None, result
         if not isinstance(source, torch.Tensor) or not isinstance(made, torch.Tensor):
             return
+        if self.moves_data:
+            self._judge_move(name, source, made)
         rearranging = _numel(made) >= self.MIN_ELEMENTS and not (
             source.shape == made.shape and source.is_contiguous() and made.is_contiguous())
         if _storage_key(source) not in self.derived:
-            if not (rearranging and (self.every_rearrangement
-                                     or self._holds_an_input(source))):
+            if not (rearranging and self._holds_an_input(source)):
                 if name != "copy_":
                     self.derived.discard(_storage_key(made))
                 return
@@ -187,6 +198,24 @@ class StagedCopies:
         with suspended():
             self.kept.append(made.detach().clone())
         self.sites.append(where)
+
+    def _judge_move(self, name: str, source: torch.Tensor, made: torch.Tensor) -> None:
+        """For an operator that only moves data: a copy of an input as it is into a row-major
+        destination, or one laid out as the input is, stages it (and the destination then
+        holds the input as it is too); a whole buffer copied flat into another moves nothing;
+        any other copy moved data."""
+        with suspended():
+            # Row-major, or laid out as the source is (``x.to(dtype)`` keeps a transposed
+            # input's strides): either way the memory holds the input in an order it had.
+            if _geometry(source) in self.as_is and (_row_major(made) or (
+                    made.shape == source.shape and made.stride() == source.stride())):
+                self.as_is.add(_geometry(made))
+                return
+            if _whole_and_flat(source) and _whole_and_flat(made):
+                return
+        if len(self.moved) < 20:
+            site = _caller_line()
+            self.moved.append(f"aten.{name} ({site})" if site else f"aten.{name}")
 
     def at_launch(self, kernel_name: str) -> None:
         """Keep each buffer that copies wrote in part, whole, as this launch finds it (and, at
@@ -249,6 +278,31 @@ def _same_values(made: torch.Tensor, given: torch.Tensor, rtol: float,
     return True
 
 
+def _geometry(tensor: torch.Tensor) -> tuple:
+    """A view exactly: its memory, where it starts, its shape, strides and dtype."""
+    return (_storage_key(tensor), tensor.storage_offset(), tuple(tensor.shape),
+            tuple(tensor.stride()), tensor.dtype)
+
+
+def _row_major(tensor: torch.Tensor) -> bool:
+    """Whether a view reads its memory in its own order, rows at some pitch: each dim of more
+    than one element steps over the whole of the dims after it, the last by one element."""
+    span = 1
+    for size, stride in reversed(list(zip(tensor.shape, tensor.stride()))):
+        if size == 1:
+            continue
+        if stride < span or (span == 1 and stride != 1):
+            return False
+        span = stride * size
+    return True
+
+
+def _whole_and_flat(tensor: torch.Tensor) -> bool:
+    """A contiguous view of the whole of its memory, from its start."""
+    return (tensor.is_contiguous() and tensor.storage_offset() == 0
+            and _numel(tensor) * tensor.element_size() == tensor.untyped_storage().nbytes())
+
+
 def _storage_key(tensor: torch.Tensor) -> int:
     return tensor.untyped_storage().data_ptr()
 
@@ -281,6 +335,9 @@ class TorchOpRecorder(TorchDispatchMode):
         if self.staged is not None:
             if name in _COPIES:
                 self.staged.copied(name, args, result)
+            elif (name == "fill_" and self.staged.moves_data and len(args) > 1
+                  and isinstance(args[1], torch.Tensor)):  # a value moved, as by copy_
+                self.staged.copied(name, args, result)
             elif name in _ALLOCATES:
                 self.staged.allocated(result)
         return result
@@ -288,7 +345,7 @@ class TorchOpRecorder(TorchDispatchMode):
 
 # The ops that copy values into a new layout: ``contiguous``, ``reshape`` of a strided view,
 # ``to`` and slice assignment reach the dispatcher as these.
-_COPIES = frozenset({"clone", "_to_copy", "copy_"})
+_COPIES = frozenset({"clone", "_to_copy", "copy_", "lift_fresh_copy"})
 # The ops whose new storage holds whatever was there before.
 _UNINITIALISED = frozenset({"empty", "empty_like", "empty_strided", "new_empty",
                             "new_empty_strided"})

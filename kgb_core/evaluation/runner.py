@@ -221,7 +221,7 @@ class Runner:
         # The last checked call's rearranging torch copies (recorder.StagedCopies), until its
         # reply takes them.
         self.staged: Any = None
-        # The operator only moves data (OperatorSpec.moves_data): every rearranging copy kept.
+        # The operator only moves data (OperatorSpec.moves_data): torch's copies judged so.
         self.moves_data = False
         from kgb_core.timing import Timers
 
@@ -346,7 +346,8 @@ class Runner:
                               if exchange._not_plain(t) is None]
         return {"tree": packed.tree, "bytes": nbytes, "launches": self.counter.count,
                 "kernel_names": self.counter.kernel_names[:16],
-                "staged_sites": staged.sites if staged else []}
+                "staged_sites": staged.sites if staged else [],
+                "moved_sites": staged.moved if staged else []}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
         """Time ``kernel`` under the same recorders as a checked call (a timed call cannot tell
@@ -492,7 +493,7 @@ class Runner:
         # staging needs about the inputs' size, once for the layout and once for a dtype.
         staged = None if ghost else StagedCopies(STAGED_BYTES_PER_INPUT_BYTE * input_bytes
                                                  + STAGED_BYTES_SLACK, tensors_in(inputs),
-                                                 every_rearrangement=self.moves_data)
+                                                 moves_data=self.moves_data)
         self.staged = self.counter.staged = staged
         # Under ghost replay, what the candidate allocates reads NaN (or -1) until written.
         recording = Recording(self.counter, profiled=True, staged=staged, poisoned=ghost)
