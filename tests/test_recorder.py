@@ -190,11 +190,25 @@ def test_for_an_operator_that_only_moves_data_staging_an_input_as_it_is_moves_no
     lambda x: torch.empty(2)[0].fill_(x[0, 0]),  # one element, by fill_
     lambda x: torch.empty(4, 4)[0].copy_(torch.empty(8)[:4]),  # a piece of another buffer
     lambda x: torch.ops.aten.lift_fresh_copy(x.expand(2, 8, 16)),
+    lambda x: torch.empty(3, 8, 16).copy_(x),  # broadcast by copy_: an expand
+    lambda x: torch.empty(4, 128).copy_(x.contiguous().reshape(128)),  # the same, flat
 ])
 def test_for_an_operator_that_only_moves_data_any_other_copy_moves_it(moving):
     x = torch.randn(8, 16)
     moved = _moved(lambda: moving(x), [x])
     assert len(moved) >= 1 and moved[0].startswith("aten.") and "line" in moved[0]
+
+
+def test_a_storage_allocated_again_holds_no_staged_input():
+    """A staging copy's memory, freed and handed out again (the caching allocator's way),
+    must not make what a kernel wrote there pass for the input."""
+    x = torch.randn(16, 8).t()
+    staged = StagedCopies(budget=1 << 20, inputs=[x], moves_data=True)
+    with Recording(staged=staged):
+        copy = x.to(torch.float64)  # laid out as x: staging
+        staged.allocated(copy)  # as an allocation reusing its address would report it
+        torch.empty(8, 16, dtype=torch.float64).copy_(copy)
+    assert len(staged.moved) == 1
 
 
 def test_for_other_operators_no_copy_is_judged_a_move():

@@ -96,7 +96,7 @@ class StagedCopies:
       the buffer holds an input's values, in order (``INPUT_RTOL``): then the kernel only
       copied the input, for torch to rearrange, and the buffer counts as the input's. A
       kernel that shuffled the input on the way is not told here from one that sorted it
-      (but see ``every_rearrangement``, below).
+      (but see ``moves_data``, below).
 
     A copy into part of a buffer (``buf[:, :half] = x[:half].t()``) holds only its part; pieces
     assembled so hold the answer together, however small each or plain (a roll made of copies
@@ -153,7 +153,9 @@ class StagedCopies:
     def allocated(self, result: Any) -> None:
         """A new storage (at an address a freed copy may have had) holds no input's values."""
         if isinstance(result, torch.Tensor):
-            self.derived.discard(_storage_key(result))
+            key = _storage_key(result)
+            self.derived.discard(key)
+            self.as_is = {view for view in self.as_is if view[0] != key}
 
     def copied(self, name: str, args: Any, result: Any) -> None:
         if name in ("copy_", "fill_"):
@@ -207,11 +209,13 @@ class StagedCopies:
         with suspended():
             # Row-major, or laid out as the source is (``x.to(dtype)`` keeps a transposed
             # input's strides): either way the memory holds the input in an order it had.
-            if _geometry(source) in self.as_is and (_row_major(made) or (
-                    made.shape == source.shape and made.stride() == source.stride())):
+            # Of the source's shape: a copy_ that broadcasts its source is an expand.
+            if (_geometry(source) in self.as_is and made.shape == source.shape
+                    and (_row_major(made) or made.stride() == source.stride())):
                 self.as_is.add(_geometry(made))
                 return
-            if _whole_and_flat(source) and _whole_and_flat(made):
+            if (_whole_and_flat(source) and _whole_and_flat(made)
+                    and _numel(source) == _numel(made)):
                 return
         if len(self.moved) < 20:
             site = _caller_line()
