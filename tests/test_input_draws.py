@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from conftest import CPU_JUDGE_PRELUDE
 from kgb_core import draws
 from kgb_core.operators import InputContext, ShapeCase
 
@@ -106,13 +107,7 @@ CHECK_WITH_CHUNKED_INPUTS = """
 import os, sys
 from kgb_core import draws
 draws.CHUNK_ELEMENTS = 64  # every input of the small cases takes the chunked path
-from kgb_core.plugins import load_registry
-registry = load_registry()
-backend = registry.backend("cpu")
-for key, value in backend.worker_environment().items():
-    os.environ.setdefault(key, value)
-from kgb_core.evaluation.judge import Judge
-judge = Judge(backend, registry)
+""" + CPU_JUDGE_PRELUDE + """
 spec = registry.operator(sys.argv[1])
 result = judge.evaluate_spec(spec, spec.reference_kernel(), seeds=[0], timing=True)
 judge.close()

@@ -17,19 +17,13 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO
+from conftest import CPU_JUDGE_PRELUDE, REPO
 
 AFTER_A_RAISE = r"""
 import dataclasses, json, os
-from kgb_core.plugins import load_registry
-registry = load_registry()
-backend = registry.backend("cpu")
-for key, value in backend.worker_environment().items():
-    os.environ.setdefault(key, value)
+""" + CPU_JUDGE_PRELUDE + r"""
 import torch
-from kgb_core.evaluation.judge import Judge
 
-judge = Judge(backend, registry)
 neg = registry.operator("aten.neg")
 source = neg.reference_kernel()
 calls = []

@@ -26,7 +26,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import CPU_JUDGE_PRELUDE, REPO
 
 # Per row, {column: factor} written over the draws, the rest of the row set to 1.
 EDGE_ROWS = [
@@ -40,15 +40,9 @@ COLUMNS = [0, 1, 2, 1023, 1024]  # those reported back, per row
 
 EDGE_CHECK = r"""
 import dataclasses, importlib.util, json, os, sys, tempfile
-from kgb_core.plugins import load_registry
-registry = load_registry()
-backend = registry.backend("cpu")
-for key, value in backend.worker_environment().items():
-    os.environ.setdefault(key, value)
+""" + CPU_JUDGE_PRELUDE + r"""
 import torch
-from kgb_core.evaluation.judge import Judge
 from kgb_core.operators import InputContext, ShapeCase
-judge = Judge(backend, registry)
 device = judge.device
 
 rows = json.loads(sys.argv[1])
