@@ -211,6 +211,23 @@ def test_a_storage_allocated_again_holds_no_staged_input():
     assert len(staged.moved) == 1
 
 
+def test_for_a_moving_operator_zeroing_part_of_a_staged_input_keeps_the_buffer():
+    """tril by zero_ on a staged copy: the buffer, as the next launch finds it, is the answer
+    for the judge to find; zeroing a buffer of the call's own keeps nothing."""
+    x = torch.arange(1.0, 65.0).reshape(8, 8)
+    staged = StagedCopies(budget=1 << 20, inputs=[x], moves_data=True)
+    with Recording(staged=staged):
+        buffer = torch.empty(8, 8)
+        buffer.copy_(x)
+        for row in range(8):
+            buffer[row, row + 1:].zero_()
+        torch.empty(8, 8)[2:].zero_()
+    staged.at_launch("_copy")
+    assert staged.moved == [] and len(staged.kept) == 1
+    assert torch.equal(staged.kept[0], torch.tril(x).reshape(-1))
+    assert "zero_" in staged.sites[0]
+
+
 def test_for_other_operators_no_copy_is_judged_a_move():
     x = torch.randn(16, 8)
     staged = StagedCopies(budget=1 << 20, inputs=[x])

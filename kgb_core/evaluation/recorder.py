@@ -201,6 +201,19 @@ class StagedCopies:
             self.kept.append(made.detach().clone())
         self.sites.append(where)
 
+    def wrote_in_place(self, name: str, made: Any) -> None:
+        """For an operator that only moves data: ``zero_`` or a scalar ``fill_`` on part of a
+        buffer that holds an input's values (a staged copy, clearing a triangle or writing a
+        pad's border) assembles the answer there as a copy into part of it would, so the
+        buffer is kept whole, as the next launch finds it or as the call leaves it."""
+        if not self.moves_data or not isinstance(made, torch.Tensor):
+            return
+        key = _storage_key(made)
+        if key not in self.derived or key in self.assembling:
+            return
+        site = _caller_line()
+        self.assembling[key] = (made, f"aten.{name} ({site})" if site else f"aten.{name}")
+
     def _judge_move(self, name: str, source: torch.Tensor, made: torch.Tensor) -> None:
         """For an operator that only moves data: a copy of an input as it is into a row-major
         destination, or one laid out as the input is, stages it (and the destination then
@@ -342,6 +355,8 @@ class TorchOpRecorder(TorchDispatchMode):
             elif (name == "fill_" and self.staged.moves_data and len(args) > 1
                   and isinstance(args[1], torch.Tensor)):  # a value moved, as by copy_
                 self.staged.copied(name, args, result)
+            elif name in ("fill_", "zero_") and args:
+                self.staged.wrote_in_place(name, args[0])
             elif name in _ALLOCATES:
                 self.staged.allocated(result)
         return result
