@@ -208,8 +208,8 @@ class _DeviceGate:
     Running out of memory also caps how many jobs share the device: half as many (rounded up)
     as held it at once when a job ran out (``note_out_of_memory``; the jobs of one crowd that
     all run out lower it once, not once each). Without the cap every later crowd runs out
-    again, and each of its jobs runs twice (on an H100, four softmax checks of 17 GiB a judge:
-    fewer requests a minute than two workers). The cap rises by one after ``RAISE_CAP_AFTER``
+    again, and each of its jobs runs twice (on an H100, four softmax checks whose processes
+    held 10-17 GiB each: fewer requests a minute than two workers). The cap rises by one after ``RAISE_CAP_AFTER``
     jobs fit under it, so one large operator does not slow a sweep's small ones for good."""
 
     def __init__(self) -> None:
