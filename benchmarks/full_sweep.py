@@ -40,35 +40,49 @@ from kgb_core.sweep import make_pool, plan_sweep, run_sweep
 from sweep_throughput import spread  # this folder: a script's own folder is on its path
 
 
-class BusySampler:
-    """The GPU's utilization every half second from ``nvidia-smi`` (none where it is absent)."""
+class _Periodic:
+    """A daemon thread that calls ``tick`` every ``interval_s`` while the ``with`` lasts
+    (where ``active``)."""
 
-    def __init__(self, interval_s: float = 0.5) -> None:
-        self.samples: list[float] = []
+    def __init__(self, interval_s: float, active: bool = True) -> None:
+        self._interval, self._active = interval_s, active
         self._stop = threading.Event()
-        self._interval = interval_s
-        self._tool = shutil.which("nvidia-smi")
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> "BusySampler":
-        if self._tool:
+    def __enter__(self) -> Any:
+        if self._active:
             self._thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self._stop.set()
-        if self._tool:
+        if self._active:
             self._thread.join(5)
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
-            try:
-                out = subprocess.run([self._tool, "--query-gpu=utilization.gpu",
-                                      "--format=csv,noheader,nounits", "-i", "0"],
-                                     capture_output=True, text=True, timeout=5).stdout
-                self.samples.append(float(out.strip().splitlines()[0]))
-            except (OSError, ValueError, IndexError, subprocess.SubprocessError):
-                continue
+            self.tick()
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+
+class BusySampler(_Periodic):
+    """The GPU's utilization every half second from ``nvidia-smi`` (none where it is absent)."""
+
+    def __init__(self, interval_s: float = 0.5) -> None:
+        self.samples: list[float] = []
+        self._tool = shutil.which("nvidia-smi")
+        super().__init__(interval_s, active=self._tool is not None)
+
+    def tick(self) -> None:
+        try:
+            out = subprocess.run([self._tool, "--query-gpu=utilization.gpu",
+                                  "--format=csv,noheader,nounits", "-i", "0"],
+                                 capture_output=True, text=True, timeout=5).stdout
+            self.samples.append(float(out.strip().splitlines()[0]))
+        except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+            pass
 
     def summary(self) -> str:
         if not self.samples:
@@ -77,40 +91,30 @@ class BusySampler:
                 f"{len(self.samples)} samples ({sum(s > 0 for s in self.samples)} above 0)")
 
 
-class StallWatch:
+class StallWatch(_Periodic):
     """Says what the workers are running whenever no operator has finished for ``after_s``:
-    a sweep cut by its limit in the middle of a stall (the H100 at f5feb60: nothing finished
-    for over 140 s after 24 operators) then shows which jobs held it."""
+    a sweep cut in the middle of a stall (the H100 at f5feb60: nothing finished for over 140 s
+    after 24 operators) then shows which jobs held it."""
 
     def __init__(self, pool: Any, after_s: float = 60.0, every_s: float = 10.0) -> None:
-        self.pool, self.after_s, self.every_s = pool, after_s, every_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(every_s)
+        self.pool, self.after_s = pool, after_s
+        self._jobs, self._since, self._said = -1, time.monotonic(), 0.0
 
-    def __enter__(self) -> "StallWatch":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-    def _run(self) -> None:
-        jobs, since, said = -1, time.monotonic(), 0.0
-        while not self._stop.wait(self.every_s):
-            usage = self.pool.usage()
-            done = sum(u.jobs for u in usage)
-            now = time.monotonic()
-            if done != jobs:
-                jobs, since, said = done, now, 0.0
-                continue
-            if now - since >= self.after_s and now - said >= self.after_s:
-                said = now
-                running = [f"{u.slot or 0}: {u.running} for {now - u.running_since:.0f} s"
-                           + (f" (sharing cap {u.sharing_cap})" if u.sharing_cap else "")
-                           for u in usage if u.running]
-                print(f"stall: no operator finished for {now - since:.0f} s; running "
-                      + ("; ".join(running) or "nothing"), file=sys.stderr, flush=True)
+    def tick(self) -> None:
+        usage = self.pool.usage()
+        done = sum(u.jobs for u in usage)
+        now = time.monotonic()
+        if done != self._jobs:
+            self._jobs, self._since, self._said = done, now, 0.0
+            return
+        if now - self._since >= self.after_s and now - self._said >= self.after_s:
+            self._said = now
+            running = [f"{u.slot or 0}: {u.running} for {now - u.running_since:.0f} s"
+                       + (f" (sharing cap {u.sharing_cap})" if u.sharing_cap else "")
+                       for u in usage if u.running]
+            print(f"stall: no operator finished for {now - self._since:.0f} s; running "
+                  + ("; ".join(running) or "nothing"), file=sys.stderr, flush=True)
 
 
 def _interleaved(op_ids: list[str]) -> list[str]:

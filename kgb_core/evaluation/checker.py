@@ -740,15 +740,15 @@ class Evaluation:
         written = [outcome.inputs_after[i] for i in spec.mutated_args
                    if i < len(outcome.inputs_after)]
         given = [t for t in tensors_in(pristine) if t.numel() >= 2]
+        # Any size, for an operator that only moves data: there torch may assemble the answer
+        # in a buffer of any size (tests/adversarial/cat_staged_in_a_big_buffer.py).
+        widest = float("inf") if spec.moves_data else 4
         for index, output in enumerate(tensors_in([outcome.actual, written])):
             if not _varies(output) or any(
                     t.numel() == output.numel() and _holds(t, output, tolerance) for t in given):
                 continue
             sites = outcome.staged_sites + ["a torch copy"] * len(outcome.staged)
             for copy, site in zip(outcome.staged, sites):
-                # Any size, for an operator that only moves data: there torch may assemble the
-                # answer in a buffer of any size (tests/adversarial/cat_staged_in_a_big_buffer.py).
-                widest = float("inf") if spec.moves_data else 4
                 if any(_holds(reading, output, tolerance)
                        for reading in _readings(copy, output, widest)):
                     return (f"a torch copy made during kernel(...), {site}, held the "

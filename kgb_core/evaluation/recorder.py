@@ -187,8 +187,7 @@ class StagedCopies:
                    and key not in self.assembling)
         if not (partial or rearranging):
             return
-        site = _caller_line()
-        where = f"aten.{name} ({site})" if site else f"aten.{name}"
+        where = _copy_site(name)
         if partial:
             self.assembling[key] = (made, where)
         if not rearranging:
@@ -211,8 +210,7 @@ class StagedCopies:
         key = _storage_key(made)
         if key not in self.derived or key in self.assembling:
             return
-        site = _caller_line()
-        self.assembling[key] = (made, f"aten.{name} ({site})" if site else f"aten.{name}")
+        self.assembling[key] = (made, _copy_site(name))
 
     def _judge_move(self, name: str, source: torch.Tensor, made: torch.Tensor) -> None:
         """For an operator that only moves data: a copy of an input as it is into a row-major
@@ -231,8 +229,7 @@ class StagedCopies:
                     and _numel(source) == _numel(made)):
                 return
         if len(self.moved) < 20:
-            site = _caller_line()
-            self.moved.append(f"aten.{name} ({site})" if site else f"aten.{name}")
+            self.moved.append(_copy_site(name))
 
     def at_launch(self, kernel_name: str) -> None:
         """Keep each buffer that copies wrote in part, whole, as this launch finds it (and, at
@@ -393,6 +390,12 @@ _ALLOCATES = _UNINITIALISED | frozenset({
 _NOT_THE_CANDIDATES_FILES = tuple(os.path.dirname(module.__file__) + os.sep
                                   for module in (torch, contextlib, threading)) + (
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
+
+
+def _copy_site(name: str) -> str:
+    """``aten.copy_ (line N: source)``: the op, and the candidate's line that called it."""
+    site = _caller_line()
+    return f"aten.{name} ({site})" if site else f"aten.{name}"
 
 
 def _caller_line() -> str:
