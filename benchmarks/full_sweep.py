@@ -166,6 +166,22 @@ def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str
     return lines
 
 
+def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
+    """Seconds per operator in each check stage (summed over the judges, which overlap), and
+    the device held alone: the share of the wall no other judge could use the device."""
+    details = [row_detail(row) for row in rows]
+    stages: dict[str, float] = {}
+    for detail in details:
+        for name, seconds in (detail.get("stage_s") or {}).items():
+            stages[name] = stages.get(name, 0.0) + float(seconds)
+    alone = sum(float(detail.get("device_alone_s") or 0.0) for detail in details)
+    count = max(1, len(rows))
+    per_stage = ", ".join(f"{name} {seconds / count:.2f}" for name, seconds in stages.items())
+    return (f"s per operator by stage: {per_stage or 'none recorded'}\n"
+            f"device held alone (timing): {alone:.1f} s in all, {alone / count:.2f} s per "
+            f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="cpu")
@@ -220,6 +236,7 @@ def main() -> None:
     waits = [row_detail(row).get("device_wait_s", 0.0) for row in rows]
     print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator)")
+    print(where_the_time_went(rows, wall))
     print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(
         f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in outcome.usage))

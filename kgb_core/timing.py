@@ -14,7 +14,8 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from kgb_core.stats import coefficient_of_variation, median, relative_median_interval
+from kgb_core.stats import (coefficient_of_variation, median, median_interval,
+                            relative_median_interval)
 
 # The mark a stored timer label carries when its numbers measure no chip: the backend declared
 # ``timings_measure_hardware = False`` (Triton's interpreter does). Reports read it from the
@@ -83,6 +84,17 @@ class Timing:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def still_settling(samples: list[float], smallest_half: int = 5) -> bool:
+    """Whether the later half of ``samples`` (in the order taken) runs at another speed than
+    the earlier half: their medians' confidence intervals do not overlap."""
+    half = len(samples) // 2
+    if half < smallest_half:
+        return False
+    early_low, early_high = median_interval(samples[:half])
+    late_low, late_high = median_interval(samples[half:])
+    return early_high < late_low or late_high < early_low
 
 
 class Timer(ABC):
@@ -162,15 +174,33 @@ class Timer(ABC):
                 break
 
     def _until_the_median_is_known(self, fn: Callable[[], Any], ceiling: int) -> list[float]:
-        """``median_floor`` repetitions, then batches as large as all taken so far (doubling
+        """``median_floor`` repetitions, then batches as large as all kept so far (doubling
         the count narrows the interval by about a factor of sqrt 2) while the median's
-        interval is wider than the bound and fewer than ``ceiling`` were taken."""
-        samples = self.time_repetitions_ms(fn, min(ceiling, max(self.settings.median_floor,
-                                                                self.settings.min_repetitions)))
-        while (len(samples) < ceiling
-               and relative_median_interval(samples) > self.settings.median_interval):
-            samples += self.time_repetitions_ms(fn, min(len(samples), ceiling - len(samples)))
+        interval is wider than the bound, until ``ceiling`` were taken. The first batch
+        alone never decides: while the later half of the kept samples runs at another speed
+        than the earlier half (a clock still rising after the warm-up: a bf16 mm's first
+        hundred calls read 7-10 % slow on the H100), the earlier half is dropped as warm-up
+        and the timing goes on."""
+        floor = min(ceiling, max(self.settings.median_floor, self.settings.min_repetitions))
+        samples = self.time_repetitions_ms(fn, floor)
+        taken = len(samples)
+        while taken < ceiling:
+            if still_settling(samples):
+                samples = samples[len(samples) // 2:]
+            elif taken > floor and self._median_known(samples):
+                break
+            more = min(max(len(samples), floor), ceiling - taken)
+            samples += self.time_repetitions_ms(fn, more)
+            taken += more
         return samples
+
+    def _median_known(self, samples: list[float]) -> bool:
+        """The median's interval within the bound, and the later half's median within the
+        bound of it (a speed that changed in the last batch has not settled)."""
+        bound = self.settings.median_interval
+        middle = median(samples)
+        return (relative_median_interval(samples) <= bound
+                and abs(median(samples[len(samples) // 2:]) - middle) <= bound * middle)
 
     def time_repetitions_ms(self, fn: Callable[[], Any], count: int) -> list[float]:
         """The repetitions the median is taken over. One by one here; a device timer may queue

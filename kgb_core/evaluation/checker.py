@@ -18,8 +18,9 @@ the runner handed back, and decides. The stages, in order, each able to end the 
 6. ``timing``: the candidate timed by the runner under the same recorders as a checked call,
    cycling through three input sets with new values written before every call (scaled by a
    factor no other call gets), a random sample of its timed outputs compared with the reference
-   on the values it saw; the baseline timed by the judge on its own copies, the device held
-   alone throughout;
+   on the values it saw; the baseline timed by the judge on its own copies. Only the timed
+   calls hold the device alone: the sets are drawn and handed to the runner before, and the
+   samples compared after, beside other judges' checks;
 7. ``after timing``: for each timed case, one more rewritten-inputs call on its timed tensors
    (caching while timed), beside other judges' checks: it needs no device to itself, and
    outside the exclusive hold it no longer keeps every other judge on the device waiting.
@@ -66,6 +67,9 @@ AFTER_TIMING_SEED = 7_000_057
 # its timed outputs the runner hands back, drawn at random, for comparison.
 TIMING_SEEDS = (0, 7_000_071, 7_000_081)
 TIMED_SAMPLES = 2
+# The inputs (one copy of a case's three sets) handed over before one exclusive hold: the
+# judge keeps a pristine copy of each, the runner the sets, until the hold ends.
+TIMED_BATCH_BYTES = 2 << 30
 
 # A heldout trial failing in one of these ways means the kernel was fitted to what it saw.
 _FITTING_FAILURES = frozenset({verdicts.WRONG_OUTPUT, verdicts.WRONG_SHAPE_OR_DTYPE,
@@ -246,6 +250,25 @@ def _storages(value: Any) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in tensors_in(value) if t.numel()}
 
 
+def _input_bytes(value: Any) -> int:
+    """The bytes of the distinct storages under ``value``."""
+    return sum({t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+                for t in tensors_in(value)}.values())
+
+
+@dataclass
+class _TimedCase:
+    """A timed case between its hand-over and its check: the pristine copies of its input
+    sets (what its sampled outputs are compared on), and the samples once timed."""
+
+    case: ShapeCase
+    dtype: str
+    slot: str
+    pristine: list[list[Any]] | None
+    nbytes: int
+    samples: Any = None
+
+
 class Evaluation:
     """One candidate's checks: the judge's state, the runner's channel, the stages."""
 
@@ -299,20 +322,22 @@ class Evaluation:
                   Evaluation._ghost_replay),
         ]
         if self.settings.timing:
-            # Exclusive once for every timed case: each time a judge asks for the device
-            # alone it waits for every other judge's step running to end (on the H200, taking
-            # it per case left the device idle most of the sweep).
+            # Exclusive once for every timed case (a batch of them: ``_time``): each time a
+            # judge asks for the device alone it waits for every other judge's step running
+            # to end (on the H200, taking it per case left the device idle most of the sweep).
+            # Drawing, handing over and comparing happen outside that hold.
             stages.append(Stage("timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
-                                Evaluation._time, EXCLUSIVE))
+                                Evaluation._time, BY_STEP))
             stages.append(Stage("after timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
                                 Evaluation._after_timing))
         return stages
 
     def run(self, candidate_file: str) -> EvalResult:
         started = time.perf_counter()
-        waited = self.device_lock.waited_s
+        waited, alone = self.device_lock.waited_s, self.device_lock.held_alone_s
         self.candidate_file = candidate_file
         for stage in self.stages():
+            began = time.perf_counter()
             try:
                 with self._holding(stage.device):
                     stage.run(self)
@@ -323,8 +348,11 @@ class Evaluation:
                         f"which it does not declare: {failure.message}")
                 self.result.verdict, self.result.message = failure.verdict, failure.message
                 break
+            finally:
+                self.result.stage_s[stage.name] = round(time.perf_counter() - began, 3)
         note_gap(self.result, self.backend.name, self.backend.quirks)
         self.result.device_wait_s = round(self.device_lock.waited_s - waited, 3)
+        self.result.device_alone_s = round(self.device_lock.held_alone_s - alone, 3)
         self.result.duration_s = time.perf_counter() - started
         return self.result
 
@@ -419,35 +447,23 @@ class Evaluation:
             case, dtype = _RANDOM.choice(others)
 
     def _time(self) -> None:
+        """Every timed case: its input sets drawn and handed to the runner beside other judges'
+        checks, then timed (the candidate's calls and the baseline's) with the device held
+        alone, then its sampled outputs compared beside the checks again. Only the timings
+        hold the device alone; cases go in batches of at most ``TIMED_BATCH_BYTES`` of
+        inputs, one exclusive hold each (most operators: one)."""
         spec, quirks = self.spec, self.backend.quirks
         timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
                  for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+        batch: list[_TimedCase] = []
         for index, (case, dtype) in enumerate(timed):
-            sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
-            pristine = [clone_tree(one) for one in sets]
-            baseline_sets = [clone_tree(one) for one in sets]
-            slot = f"timed-{index}"
-            reply = self._request({"op": "time", "keep": slot, "settings": self.timing_settings,
-                                   "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
-                                   "variation": self._variation(),
-                                   "sample_seed": _RANDOM.randrange(1 << 62)}, inputs=sets)
-            candidate = Timing(**reply["timing"])
-            self._check_timed_samples(case, dtype, reply.get("samples"), pristine)
-            kept, reused = self.baselines.get_or_measure(
-                BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
-                                  self.timing_settings, dict(case.params)),
-                lambda: self._time_baseline(baseline_sets))
-            reference = kept.timing
-            self.result.timings.append({
-                "case": case.name, "tier": case.tier, "dtype": dtype,
-                "candidate": candidate.to_dict(), "reference": reference.to_dict(),
-                "reference_measured_at": kept.measured_at, "reference_reused": reused,
-                **({"reference_recheck_ms": kept.recheck_ms}
-                   if kept.recheck_ms is not None else {}),
-                "speedup": reference.median_ms / candidate.median_ms
-                if candidate.median_ms > 0 else None,
-            })
-            self._timed_slots.append((case, dtype, slot))
+            with self._checking():
+                batch.append(self._hand_over_timed(index, case, dtype))
+            if sum(entry.nbytes for entry in batch) >= TIMED_BATCH_BYTES:
+                self._time_batch(batch)
+                batch = []
+        if batch:
+            self._time_batch(batch)
         self.result.timing_label = stored_label(self.timer.label,
                                                 self.backend.timings_measure_hardware)
         if self.result.timings:
@@ -455,6 +471,58 @@ class Evaluation:
             self.result.candidate_ms = geometric_mean(t["candidate"]["median_ms"] for t in timings)
             self.result.reference_ms = geometric_mean(t["reference"]["median_ms"] for t in timings)
             self.result.speedup = geometric_mean(t["speedup"] for t in timings)
+
+    def _hand_over_timed(self, index: int, case: ShapeCase, dtype: str) -> "_TimedCase":
+        """One timed case's three input sets, drawn, kept pristine here, and put in the
+        runner under a name of their own (its memory then holds them until they are timed)."""
+        sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
+        pristine = [clone_tree(one) for one in sets]
+        entry = _TimedCase(case, dtype, f"timed-{index}", pristine,
+                           _input_bytes(sets))
+        self._request({"op": "put", "keep": entry.slot + "-sets"}, inputs=sets)
+        return entry
+
+    def _time_batch(self, batch: list["_TimedCase"]) -> None:
+        with self._locked(self.device_lock.exclusive):
+            for entry in batch:
+                self._time_case(entry)
+        for entry in batch:
+            with self._checking():
+                self._check_timed_samples(entry.case, entry.dtype, entry.samples,
+                                          entry.pristine)
+            entry.pristine = entry.samples = None  # the memory, for the next batch
+            self._timed_slots.append((entry.case, entry.dtype, entry.slot))
+
+    def _time_case(self, entry: "_TimedCase") -> None:
+        """The candidate's timing (in the runner, on the sets it was handed) and the
+        baseline's (the judge's, on copies of the same sets); the timed outputs the runner
+        sampled, copied out of its reply for comparison after the hold."""
+        spec, case, dtype = self.spec, entry.case, entry.dtype
+        reply = self._request({"op": "time", "keep": entry.slot, "reuse": entry.slot + "-sets",
+                               "settings": self.timing_settings,
+                               "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
+                               "variation": self._variation(),
+                               "sample_seed": _RANDOM.randrange(1 << 62)})
+        candidate = Timing(**reply["timing"])
+        try:
+            entry.samples = self._unpack_reply(reply["samples"])
+        except (KeyError, TypeError, ValueError, OSError) as error:
+            raise ChannelViolation(f"the runner's timed samples are not what was asked: "
+                                   f"{error}") from None
+        kept, reused = self.baselines.get_or_measure(
+            BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
+                              self.timing_settings, dict(case.params)),
+            lambda: self._time_baseline([clone_tree(one) for one in entry.pristine]))
+        reference = kept.timing
+        self.result.timings.append({
+            "case": case.name, "tier": case.tier, "dtype": dtype,
+            "candidate": candidate.to_dict(), "reference": reference.to_dict(),
+            "reference_measured_at": kept.measured_at, "reference_reused": reused,
+            **({"reference_recheck_ms": kept.recheck_ms}
+               if kept.recheck_ms is not None else {}),
+            "speedup": reference.median_ms / candidate.median_ms
+            if candidate.median_ms > 0 else None,
+        })
 
     def _after_timing(self) -> None:
         """The timed inputs get new values: an output cached while timed shows here."""
@@ -476,7 +544,7 @@ class Evaluation:
         left them (the runner copied them before the next call on that set)."""
         try:
             entries = [(int(i), int(v), int(scaled), out, after)
-                       for i, v, scaled, out, after in self._unpack_reply(samples)]
+                       for i, v, scaled, out, after in samples]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None

@@ -60,6 +60,8 @@ class DeviceLock:
         self._shared_depth = 0
         self._exclusive_depth = 0
         self.waited_s = 0.0
+        # Seconds this process held the device alone: what every other judge on it waited for.
+        self.held_alone_s = 0.0
 
     @contextmanager
     def shared(self) -> Iterator[None]:
@@ -101,11 +103,13 @@ class DeviceLock:
         except BaseException:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
             raise
-        self.waited_s += time.monotonic() - started
+        taken = time.monotonic()
+        self.waited_s += taken - started
         self._exclusive_depth = 1
         try:
             yield
         finally:
+            self.held_alone_s += time.monotonic() - taken
             self._exclusive_depth = 0
             fcntl.flock(self._device, fcntl.LOCK_UN)
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
@@ -123,13 +127,20 @@ class NoLock:
 
     waited_s = 0.0
 
+    def __init__(self) -> None:
+        self.held_alone_s = 0.0
+
     @contextmanager
     def shared(self) -> Iterator[None]:
         yield
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        yield
+        taken = time.monotonic()
+        try:
+            yield
+        finally:
+            self.held_alone_s += time.monotonic() - taken
 
     def close(self) -> None:
         pass

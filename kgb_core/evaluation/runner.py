@@ -273,6 +273,13 @@ class Runner:
             return self._call_request(request)
         if kind == "time":
             return self._time_request(request)
+        if kind == "put":
+            # Inputs handed over ahead of the request that uses them (a timed case's sets,
+            # sent while the device is shared, timed later with the device held alone).
+            if not request.get("keep"):
+                raise CandidateFailure(verdicts.RUNTIME_ERROR, "a put without a name")
+            self.kept[request["keep"]] = self._inputs(request)
+            return {}
         raise CandidateFailure(verdicts.RUNTIME_ERROR, f"unknown request {kind!r}")
 
     def _inputs(self, request: dict[str, Any],
@@ -358,6 +365,8 @@ class Runner:
 
         self._held_outputs = []  # (kept for a ghost replay only; timing may need the memory)
         sets = self._inputs(request)
+        if request.get("reuse"):  # handed over by a put: used once, its memory then freed
+            self.kept.pop(request["reuse"], None)
         if request.get("keep"):  # the first set, for the judge's call after timing
             self.kept[request["keep"]] = sets[0]
         timer = self.timers.get(request.get("settings"))
