@@ -25,6 +25,7 @@ import argparse
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -182,6 +183,18 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
             f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall")
 
 
+def submissions(registry: Any, op_ids: list[str], samples: int) -> Path:
+    """A files-method folder holding each operator's reference kernel as samples 0 to
+    ``samples - 1`` (``<op>.py``, ``<op>.sample<k>.py``): candidates of one operator that a
+    judge checks one after another, as a method's samples are."""
+    folder = Path(tempfile.mkdtemp(prefix="kgb-full-sweep-samples-"))
+    for op in op_ids:
+        source = registry.operator(op).reference_kernel()
+        for sample in range(samples):
+            (folder / (f"{op}.py" if sample == 0 else f"{op}.sample{sample}.py")).write_text(source)
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="cpu")
@@ -201,6 +214,9 @@ def main() -> None:
                         help="the operators another store's latest run evaluated (with --limit, "
                              "N of them spread over it)")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--samples", type=int, default=1,
+                        help="candidates per operator: each operator's reference kernel that "
+                             "many times, through the files method (a multi-sample run)")
     args = parser.parse_args()
 
     registry = load_registry()
@@ -214,6 +230,10 @@ def main() -> None:
                        db=args.db, timing=not args.no_timing, devices=args.devices,
                        workers_per_device=args.workers_per_device, baselines=args.baselines,
                        retime_baselines=args.retime_baselines)
+    if args.samples > 1:
+        config.method = "files"
+        config.method_options = {"path": str(submissions(registry, op_ids, args.samples)),
+                                 "samples": args.samples}
     if args.median_interval:
         config.timing_settings = {"median_interval": args.median_interval,
                                   **({"median_floor": args.median_floor}
@@ -243,7 +263,11 @@ def main() -> None:
     print(f"GPU busy (nvidia-smi): {busy.summary()}")
     if args.compare:
         print("\n".join(compare(rows, latest_rows(Path(args.compare)))))
-    print(f"operators {len(rows)}, wall {wall:.1f} s, operators/min {60 * len(rows) / wall:.1f}")
+    if args.samples > 1:
+        print(f"candidates {len(rows)}, wall {wall:.1f} s, "
+              f"candidates/min {60 * len(rows) / wall:.1f}")
+    operators = len({row["op"] for row in rows})
+    print(f"operators {operators}, wall {wall:.1f} s, operators/min {60 * operators / wall:.1f}")
 
 
 if __name__ == "__main__":
