@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
+
+import pytest
 
 from conftest import REPO
 
@@ -21,6 +24,21 @@ def _bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           env=env, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
     return done
+
+
+# A real timed reference sweep of three ATen operators (two pointwise, one reduction), made once
+# for the module: speedup_by_category.py reads it, and the throughput test sweeps into a copy of
+# it (a kept store that already holds a run of its own).
+TIMED_OPS = ("aten.neg", "aten.relu", "aten.sum")
+
+
+@pytest.fixture(scope="module")
+def timed_sweep(tmp_path_factory):
+    db = tmp_path_factory.mktemp("timed") / "sweep.db"
+    _bench("-m", "kgb_core", "run", "--source", "aten", *(a for op in TIMED_OPS
+                                                           for a in ("--op", op)),
+           "--method", "reference", "--backend", "cpu", "--seed", "0", "--db", str(db))
+    return db
 
 
 def test_timer_fidelity_cpu_path_compares_two_clocks(tmp_path):
@@ -47,19 +65,28 @@ def test_timer_fidelity_cpu_path_compares_two_clocks(tmp_path):
     assert "kgb vs perf_counter loop %" in header and "within 3 %" in header
 
 
-def test_sweep_throughput_counts_operators_per_minute(tmp_path):
+def test_sweep_throughput_counts_operators_per_minute(tmp_path, timed_sweep):
+    # A kept store may hold earlier runs: this one holds the module's timed sweep of three other
+    # operators (a real `kgb run`), and the sweep counts only its own rows.
+    kept = tmp_path / "t.db"
+    source, copy = sqlite3.connect(timed_sweep), sqlite3.connect(kept)
+    source.backup(copy)
+    earlier = sorted(op for (op,) in copy.execute("SELECT op FROM results"))
+    source.close()
+    copy.close()
+    assert earlier == sorted(TIMED_OPS)
     raw = tmp_path / "throughput.json"
     done = _bench("benchmarks/sweep_throughput.py", "--backend", "cpu", "--limit", "3",
-                  "--no-timing", "--json", str(raw), "--db", str(tmp_path / "t.db"))
+                  "--no-timing", "--json", str(raw), "--db", str(kept))
     data = json.loads(raw.read_text())
     assert data["operators"] == 3 and data["passed"] == 3 and data["timing"] is False
     assert data["operators_per_minute"] == 60.0 * 3 / data["wall_s"]
     assert 0 < data["evaluation_s"] < data["wall_s"]
     assert re.search(r"^all\s+3\s", done.stdout, re.M)
-    # a kept store may hold earlier runs: a second sweep counts only its own rows
-    _bench("benchmarks/sweep_throughput.py", "--backend", "cpu", "--limit", "2",
-           "--no-timing", "--json", str(raw), "--db", str(tmp_path / "t.db"))
-    assert json.loads(raw.read_text())["operators"] == 2
+    conn = sqlite3.connect(kept)  # both runs are in the store; only the new one was counted
+    assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+    assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 3 + len(TIMED_OPS)
+    conn.close()
 
 
 def test_worker_overhead_reports_overhead_against_timed_kernel_work():
@@ -77,11 +104,8 @@ def test_worker_overhead_reports_overhead_against_timed_kernel_work():
     assert "timer: interpreter-wallclock" in done.stdout
 
 
-def test_speedup_by_category_groups_a_real_sweep_and_agrees_with_the_report(tmp_path):
-    db = tmp_path / "sweep.db"
-    _bench("-m", "kgb_core", "run", "--source", "aten", "--op", "aten.neg", "--op", "aten.relu",
-           "--op", "aten.sum", "--method", "reference", "--backend", "cpu", "--seed", "0",
-           "--db", str(db))
+def test_speedup_by_category_groups_a_real_sweep_and_agrees_with_the_report(timed_sweep):
+    db = timed_sweep
     done = _bench("benchmarks/speedup_by_category.py", "--db", str(db), "--backend", "cpu")
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[3:]
             if line and not line.startswith("note")}

@@ -108,8 +108,26 @@ LABELS = {"files/model-a", "files/model-b", "reference"}
 GIVEN = "model-c@given"  # the third model's label, given outright
 
 
-def test_two_models_of_one_plugin_keep_their_rows(two_models):
-    summary = _summary(two_models["db"])
+@pytest.fixture(scope="module")
+def report_json(two_models):
+    """`kgb report --json` of the two models' store, as the runs left it (read by two tests)."""
+    done = kgb("report", "--db", str(two_models["db"]), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def written_report(two_models, tmp_path_factory):
+    """`kgb report --html --md --csv` of the two models' store: the files and the run."""
+    folder = tmp_path_factory.mktemp("written")
+    html, md, csv_dir = folder / "r.html", folder / "r.md", folder / "csv"
+    done = kgb("report", "--db", str(two_models["db"]), "--html", str(html), "--md", str(md),
+               "--csv", str(csv_dir))
+    return {"done": done, "html": html, "md": md, "csv": csv_dir}
+
+
+def test_two_models_of_one_plugin_keep_their_rows(two_models, report_json):
+    summary = {row["method"]: row for row in report_json["summary"]}
     assert set(summary) == LABELS
     assert summary["files/model-a"]["correct"] == summary["reference"]["correct"] == len(OPS)
     assert summary["files/model-b"]["correct"] == 0
@@ -119,8 +137,8 @@ def test_two_models_of_one_plugin_keep_their_rows(two_models):
     assert {r[0] for r in conn.execute("SELECT label FROM runs")} == set(stored)
 
 
-def test_every_view_keeps_both_labels(two_models):
-    report = json.loads(kgb("report", "--db", str(two_models["db"]), "--json").stdout)
+def test_every_view_keeps_both_labels(two_models, report_json):
+    report = report_json
     views, labels = report["views"], LABELS
     per_op = {(row["op"], row["method"]) for row in views["operators"]}
     assert per_op == {(op, label) for op in OPS for label in labels}
@@ -230,10 +248,9 @@ def test_the_leaderboard_ranks_labels_with_hand_computed_numbers():
     assert first.kind == "hardware" and "vllm" not in first.sources
 
 
-def test_the_leaderboard_is_the_reports_first_view(two_models, tmp_path):
-    html, md, csv_dir = tmp_path / "r.html", tmp_path / "r.md", tmp_path / "csv"
-    done = kgb("report", "--db", str(two_models["db"]), "--html", str(html), "--md", str(md),
-               "--csv", str(csv_dir))
+def test_the_leaderboard_is_the_reports_first_view(written_report):
+    done, html, md = written_report["done"], written_report["html"], written_report["md"]
+    csv_dir = written_report["csv"]
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.index("leaderboard") < text.index("source  method")
@@ -321,13 +338,13 @@ window.addEventListener('load', function () {
 </script>"""
 
 
-def test_the_html_tables_sort_and_filter_in_a_real_browser(two_models, tmp_path):
+def test_the_html_tables_sort_and_filter_in_a_real_browser(written_report, tmp_path):
     from test_reports import BROWSER_FLAGS, _chromium
 
     if _chromium() is None:
         pytest.skip("no chromium binary on PATH (scripts/setup_test_tools.sh installs it)")
-    html = tmp_path / "r.html"
-    assert kgb("report", "--db", str(two_models["db"]), "--html", str(html)).returncode == 0
+    html = written_report["html"]  # the page `kgb report --html` wrote for the leaderboard test
+    assert written_report["done"].returncode == 0, written_report["done"].stderr
     checked = tmp_path / "checked.html"
     checked.write_text(html.read_text().replace("</body>", ACTIONS + "</body>", 1))
     dom = subprocess.run([_chromium(), *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'p'}",
