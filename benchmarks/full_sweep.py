@@ -22,6 +22,7 @@ sources.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kgb_core.config import RunConfig
+from kgb_core.evaluation import judge_status
 from kgb_core.plugins import load_registry
 from kgb_core.progress import Progress
 from kgb_core.report import baseline_note, render_table, row_detail
@@ -111,11 +113,22 @@ class StallWatch(_Periodic):
             return
         if now - self._since >= self.after_s and now - self._said >= self.after_s:
             self._said = now
-            running = [f"{u.slot or 0}: {u.running} for {now - u.running_since:.0f} s"
-                       + (f" (sharing cap {u.sharing_cap})" if u.sharing_cap else "")
-                       for u in usage if u.running]
-            print(f"stall: no operator finished for {now - self._since:.0f} s; running "
-                  + ("; ".join(running) or "nothing"), file=sys.stderr, flush=True)
+            print(f"stall: no operator finished for {now - self._since:.0f} s; running:\n  "
+                  + ("\n  ".join(running_jobs(self.pool, usage)) or "nothing"),
+                  file=sys.stderr, flush=True)
+
+
+def running_jobs(pool: Any, usage: list[Any]) -> list[str]:
+    """Each job running: its worker, operator and seconds, where it is at the device's gate,
+    and what its judge says it is doing (judge_status.py)."""
+    now = time.monotonic()
+    statuses = getattr(pool, "judge_statuses", dict)()
+    return [f"{u.slot or 0}: {u.running} for {now - u.running_since:.0f} s"
+            + (f", at the gate {u.gate}" if u.gate else "")
+            + (f" (sharing cap {u.sharing_cap})" if u.sharing_cap else "")
+            + (f"; judge: {judge_status.describe(statuses[u.slot])}"
+               if u.slot in statuses else "")
+            for u in usage if u.running]
 
 
 def _interleaved(op_ids: list[str]) -> list[str]:
@@ -214,6 +227,9 @@ def main() -> None:
                         help="the operators another store's latest run evaluated (with --limit, "
                              "N of them spread over it)")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--give-up-s", type=float, default=0.0,
+                        help="report what finished and end the process after this many "
+                             "seconds, whatever still runs (0: never)")
     parser.add_argument("--samples", type=int, default=1,
                         help="candidates per operator: each operator's reference kernel that "
                              "many times, through the files method (a multi-sample run)")
@@ -247,10 +263,29 @@ def main() -> None:
     deadline = started + args.deadline_s if args.deadline_s else None
     pool = make_pool(plan)
     with ResultStore(args.db) as store, BusySampler() as busy, StallWatch(pool):
+        if args.give_up_s:
+            # A job that never ends would keep the sweep, and this summary, past a device
+            # call's limit: at give_up_s what finished is reported and the process ends.
+            threading.Timer(args.give_up_s, give_up, (args, started, pool, busy)).start()
         outcome = run_sweep(plan, registry, store, resume=False,
                             progress_factory=lambda total: Progress(total, stream=sys.stderr),
                             stop_at=deadline, pool=pool)
-    wall = time.monotonic() - started
+    summarise(args, time.monotonic() - started, outcome.usage, busy)
+    os._exit(0)  # the give-up timer, if any, is not waited for
+
+
+def give_up(args: argparse.Namespace, started: float, pool: Any, busy: "BusySampler") -> None:
+    running = running_jobs(pool, pool.usage())
+    print(f"gave up after {args.give_up_s:.0f} s with {len(running)} job(s) still running:\n  "
+          + "\n  ".join(running) + "\nwhat finished:", flush=True)
+    summarise(args, time.monotonic() - started, pool.usage(), busy)
+    sys.stdout.flush()
+    os._exit(3)
+
+
+def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
+              busy: "BusySampler") -> None:
+    """What the sweep's store holds, and where its time went; the last line is the rate."""
     rows = latest_rows(Path(args.db))
     print(by_source(rows))
     waits = [row_detail(row).get("device_wait_s", 0.0) for row in rows]
@@ -259,7 +294,7 @@ def main() -> None:
     print(where_the_time_went(rows, wall))
     print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(
-        f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in outcome.usage))
+        f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in usage))
     print(f"GPU busy (nvidia-smi): {busy.summary()}")
     if args.compare:
         print("\n".join(compare(rows, latest_rows(Path(args.compare)))))
@@ -267,8 +302,8 @@ def main() -> None:
         print(f"candidates {len(rows)}, wall {wall:.1f} s, "
               f"candidates/min {60 * len(rows) / wall:.1f}")
     operators = len({row["op"] for row in rows})
-    print(f"operators {operators}, wall {wall:.1f} s, operators/min {60 * operators / wall:.1f}")
-
+    print(f"operators {operators}, wall {wall:.1f} s, operators/min {60 * operators / wall:.1f}",
+          flush=True)
 
 if __name__ == "__main__":
     main()

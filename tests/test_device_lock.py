@@ -64,6 +64,25 @@ def test_a_waiting_timing_goes_before_new_checks(tmp_path):
                      ("exclusive", "released"), ("shared", "taken"), ("shared", "released")]
 
 
+def test_the_lock_says_in_the_judges_status_whether_it_waits_or_holds(tmp_path):
+    from kgb_core.evaluation import judge_status
+
+    judge_status.configure(tmp_path / judge_status.STATUS_NAME)
+    try:
+        lock = DeviceLock(tmp_path / "dev.lock")
+        with lock.exclusive():
+            held = judge_status.read(tmp_path)
+        with lock.shared():
+            shared = judge_status.read(tmp_path)
+        after = judge_status.read(tmp_path)
+        lock.close()
+    finally:
+        judge_status.configure(None)
+    assert held["lock"] == "holding alone" and held["lock_since"] <= time.time()
+    assert shared["lock"] == "sharing" and after["lock"] == ""
+    assert "holding alone for 0 s" in judge_status.describe(held)
+
+
 def test_reentry_in_one_process(tmp_path):
     lock = DeviceLock(tmp_path / "dev.lock")
     with lock.exclusive():
@@ -99,6 +118,10 @@ def test_a_judge_times_only_once_another_judges_check_step_is_over(tmp_path, mon
         assert taken.wait(30)
         result = evaluator.evaluate("aten.neg", source)
         holder.join(30)
+        # The judge's own word on what it does (judge_status.py): the last operator, no stage
+        # under way, the device's lock let go.
+        status = evaluator.judge_status()
+        assert status["op"] == "aten.neg" and not status["stage"] and not status["lock"], status
         broken = evaluator.evaluate("aten.neg", "def kernel(x):\n    raise ValueError('no')\n")
         # The judge lives on, holding nothing: a timing elsewhere gets the device at once.
         after, after_taken = _start(tmp_path / "cpu-0.lock", "exclusive", 0.0, events)

@@ -24,25 +24,34 @@ def _full_sweep_module():
 
 
 class _Pool:
-    def __init__(self, usage):
-        self.slots = usage
+    def __init__(self, usage, statuses=None):
+        self.slots, self.statuses = usage, statuses or {}
 
     def usage(self):
         return self.slots
+
+    def judge_statuses(self):
+        return self.statuses
 
 
 def test_a_stall_names_the_jobs_running_and_a_finished_job_silences_it(capsys):
     watch_type = _full_sweep_module().StallWatch
     stuck = SlotUsage(slot="0#2", jobs=3, running="cublas.cublasCgeru_v2",
-                      running_since=time.monotonic() - 100, sharing_cap=2)
+                      running_since=time.monotonic() - 100, sharing_cap=2, gate="sharing")
     idle = SlotUsage(slot="0", jobs=5)
-    pool = _Pool([idle, stuck])
+    now = time.time()
+    pool = _Pool([idle, stuck], {"0#2": {"op": "cublas.cublasCgeru_v2", "stage": "timing",
+                                         "stage_since": now - 90, "lock": "waiting to hold alone",
+                                         "lock_since": now - 45}, "0": {}})
     with watch_type(pool, after_s=0.3, every_s=0.05):
         time.sleep(0.6)
     said = capsys.readouterr().err
     assert "stall: no operator finished for" in said
     assert "0#2: cublas.cublasCgeru_v2 for 10" in said and "(sharing cap 2)" in said
-    assert "0: " not in said.split("running ", 1)[1]  # the idle worker is not listed
+    assert "at the gate sharing" in said
+    # What the judge itself said it waits on: the stage and the device's lock, with how long.
+    assert "judge: stage timing for 9" in said and "waiting to hold alone for 4" in said
+    assert "0: " not in said.split("running:", 1)[1]  # the idle worker is not listed
 
     moving = SlotUsage(slot="0", jobs=0, running="aten.neg", running_since=time.monotonic())
     with watch_type(_Pool([moving]), after_s=0.3, every_s=0.05):
@@ -50,3 +59,19 @@ def test_a_stall_names_the_jobs_running_and_a_finished_job_silences_it(capsys):
             time.sleep(0.08)
             moving.jobs += 1  # a job finishes every tick: never a stall
     assert "stall" not in capsys.readouterr().err
+
+
+def test_a_sweep_that_outlasts_its_give_up_time_reports_what_finished(tmp_path):
+    """--give-up-s: a job that never ends must not keep the summary past a device call's
+    limit. A timed CPU sweep of six operators takes longer than 3 s here: the process ends at
+    3 s with the jobs running named, and its last line counts only what finished."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "benchmarks/full_sweep.py", "--backend", "cpu",
+                           "--limit", "6", "--give-up-s", "3", "--db", str(tmp_path / "s.db")],
+                          capture_output=True, text=True, cwd=str(REPO), timeout=300)
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "gave up after 3 s with 1 job(s) still running" in done.stdout, done.stdout
+    last = done.stdout.strip().splitlines()[-1]
+    finished = int(last.split()[1].rstrip(","))
+    assert last.startswith("operators ") and finished < 6, last

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
-from kgb_core.evaluation import exchange, verdicts
+from kgb_core.evaluation import exchange, judge_status, verdicts
 from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
@@ -338,6 +338,7 @@ class Evaluation:
         self.candidate_file = candidate_file
         for stage in self.stages():
             began = time.perf_counter()
+            judge_status.note(op=self.spec.id, stage=stage.name, stage_since=time.time())
             try:
                 with self._holding(stage.device):
                     stage.run(self)
@@ -354,6 +355,7 @@ class Evaluation:
         self.result.device_wait_s = round(self.device_lock.waited_s - waited, 3)
         self.result.device_alone_s = round(self.device_lock.held_alone_s - alone, 3)
         self.result.duration_s = time.perf_counter() - started
+        judge_status.note(stage="", stage_since=None)
         return self.result
 
     def _import(self) -> None:

@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from kgb_core.evaluation import judge_status
+
 # The variable that hands a judge its device's lock file (never passed on to a runner).
 LOCK_VARIABLE = "KGB_JUDGE_DEVICE_LOCK"
 
@@ -73,16 +75,19 @@ class DeviceLock:
                 self._shared_depth -= 1
             return
         started = time.monotonic()
+        judge_status.note(lock="waiting to share", lock_since=time.time())
         fcntl.flock(self._turnstile, fcntl.LOCK_EX)  # behind any timing that waits
         fcntl.flock(self._turnstile, fcntl.LOCK_UN)
         fcntl.flock(self._device, fcntl.LOCK_SH)
         self.waited_s += time.monotonic() - started
+        judge_status.note(lock="sharing", lock_since=time.time())
         self._shared_depth = 1
         try:
             yield
         finally:
             self._shared_depth = 0
             fcntl.flock(self._device, fcntl.LOCK_UN)
+            judge_status.note(lock="", lock_since=None)
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -97,6 +102,7 @@ class DeviceLock:
             raise RuntimeError("a device lock held shared cannot be taken exclusive: two "
                                "judges doing that at once would wait on each other forever")
         started = time.monotonic()
+        judge_status.note(lock="waiting to hold alone", lock_since=time.time())
         fcntl.flock(self._turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(self._device, fcntl.LOCK_EX)
@@ -105,6 +111,7 @@ class DeviceLock:
             raise
         taken = time.monotonic()
         self.waited_s += taken - started
+        judge_status.note(lock="holding alone", lock_since=time.time())
         self._exclusive_depth = 1
         try:
             yield
@@ -113,6 +120,7 @@ class DeviceLock:
             self._exclusive_depth = 0
             fcntl.flock(self._device, fcntl.LOCK_UN)
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+            judge_status.note(lock="", lock_since=None)
 
     def close(self) -> None:
         for descriptor in (self._device, self._turnstile):

@@ -74,6 +74,9 @@ class SlotUsage:
     # sweep or a slow service is waiting on.
     running: str = ""
     running_since: float = 0.0
+    # Where the running job is at the device's gate: "waiting", "sharing", "alone" (a retry
+    # after running out of memory, or a timed job where judges take no lock), "" (no gate).
+    gate: str = ""
     # (start, end) of every job, time.monotonic() in the harness: when the device was busy.
     intervals: list[tuple[float, float]] = field(default_factory=list, repr=False)
 
@@ -383,7 +386,7 @@ class DevicePool(EvaluationPool):
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits on it
                 failure = error
             ended = time.monotonic()
-            usage.running = ""
+            usage.running, usage.gate = "", ""
             # Accounted before the future resolves, so whoever sees the result sees it counted.
             usage.busy_s += ended - started
             usage.jobs += 1
@@ -398,23 +401,29 @@ class DevicePool(EvaluationPool):
             return self._evaluators[index].evaluate(job.op, job.source, method=job.method,
                                                     sample=job.sample, seeds=job.seeds)
 
-        gate = self._gates[self._slots()[index][0]]
+        gate, usage = self._gates[self._slots()[index][0]], self._usage[index]
         if (self.settings.timing and self._shared_gates
                 and not uses_device_lock(self.settings, self.backend)):
             # A timed candidate has its device to itself: here for the whole job, where the
             # judges take no device lock that would give it the device for its timings alone.
+            usage.gate = "waiting"
             with gate.exclusive():
+                usage.gate = "alone"
                 return run()
         if self.workers_per_device == 1 and not self._shared_gates:
             return run()
+        usage.gate = "waiting"
         with gate.shared() as share:
+            usage.gate = "sharing"
             result = run()
         if not ran_out_of_device_memory(result):
             gate.note_fit()
             return result
         gate.note_out_of_memory(share)
+        usage.gate = "waiting"
         with gate.exclusive():
-            self._usage[index].retried_alone += 1
+            usage.gate = "alone"
+            usage.retried_alone += 1
             again = run()
         # Said on the result: its latency holds the first try, and the wait for every other
         # check on the device to end.
@@ -426,6 +435,11 @@ class DevicePool(EvaluationPool):
             usage.worker_starts = evaluator.worker_starts
             usage.sharing_cap = self._gates[device].cap
         return list(self._usage) or [SlotUsage(slot=name) for _, name in self._slots()]
+
+    def judge_statuses(self) -> dict[str, dict[str, Any]]:
+        """Per slot, what its judge wrote it is doing (judge_status.py): for a stalled sweep."""
+        return {name: evaluator.judge_status()
+                for evaluator, (_, name) in zip(self._evaluators, self._slots())}
 
     def close(self, abort: bool = False) -> None:
         with self._lock:

@@ -372,6 +372,12 @@ class Evaluator:
             self._retire_worker(kill=suspect)
         return result
 
+    def judge_status(self) -> dict[str, Any]:
+        """What the judge wrote it is doing (judge_status.py): stage, device lock, since when."""
+        from kgb_core.evaluation import judge_status
+
+        return judge_status.read(self.scratch) if self._worker is not None else {}
+
     def kill_worker(self) -> None:
         """Kill the worker's process group from any thread (an aborted sweep): a thread that
         waits in ``evaluate`` sees the worker die and returns; nothing else is touched here."""

@@ -353,6 +353,9 @@ def _baselines(backend: Any) -> "BaselineCache":
 def main() -> int:
     channel = os.fdopen(int(os.environ["KGB_RESULT_FD"]), "w", buffering=1)
     _watch_lifeline()
+    from kgb_core.evaluation import judge_status
+
+    judge_status.configure(os.path.join(os.getcwd(), judge_status.STATUS_NAME))
     _not_dumpable()
     try:
         judge = Judge.from_environment()
