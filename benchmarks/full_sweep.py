@@ -191,9 +191,23 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     alone = sum(float(detail.get("device_alone_s") or 0.0) for detail in details)
     count = max(1, len(rows))
     per_stage = ", ".join(f"{name} {seconds / count:.2f}" for name, seconds in stages.items())
+    # Inside the hold, per timed case: the candidate's time request (the runner's own split
+    # of it), its samples copied out, the baseline (timed, or taken from the store).
+    hold: dict[str, float] = {}
+    cases = 0
+    for detail in details:
+        for timing in detail.get("timings") or ():
+            parts = timing.get("hold_s") or {}
+            cases += bool(parts)
+            for name, seconds in {**{k: v for k, v in parts.items() if k != "runner"},
+                                  **{f"runner {k}": v for k, v in
+                                     (parts.get("runner") or {}).items()}}.items():
+                hold[name] = hold.get(name, 0.0) + float(seconds)
+    inside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}" for name, seconds in hold.items())
     return (f"s per operator by stage: {per_stage or 'none recorded'}\n"
             f"device held alone (timing): {alone:.1f} s in all, {alone / count:.2f} s per "
-            f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall")
+            f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall\n"
+            f"inside the hold, s per timed case ({cases} cases): {inside or 'none recorded'}")
 
 
 def submissions(registry: Any, op_ids: list[str], samples: int) -> Path:

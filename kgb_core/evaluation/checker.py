@@ -256,6 +256,15 @@ def _input_bytes(value: Any) -> int:
                 for t in tensors_in(value)}.values())
 
 
+def _phases(described: Any) -> dict[str, float]:
+    """The runner's own split of a time request (a diagnostic it may get wrong, never read by
+    a verdict): names to seconds, anything else dropped."""
+    if not isinstance(described, dict):
+        return {}
+    return {str(name)[:40]: float(seconds) for name, seconds in list(described.items())[:8]
+            if isinstance(seconds, (int, float))}
+
+
 @dataclass
 class _TimedCase:
     """A timed case between its hand-over and its check: the pristine copies of its input
@@ -500,17 +509,20 @@ class Evaluation:
         baseline's (the judge's, on copies of the same sets); the timed outputs the runner
         sampled, copied out of its reply for comparison after the hold."""
         spec, case, dtype = self.spec, entry.case, entry.dtype
+        began = time.perf_counter()
         reply = self._request({"op": "time", "keep": entry.slot, "reuse": entry.slot + "-sets",
                                "settings": self.timing_settings,
                                "sample": TIMED_SAMPLES, "written": list(spec.mutated_args),
                                "variation": self._variation(),
                                "sample_seed": _RANDOM.randrange(1 << 62)})
         candidate = Timing(**reply["timing"])
+        timed = time.perf_counter()
         try:
             entry.samples = self._unpack_reply(reply["samples"])
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None
+        unpacked = time.perf_counter()
         kept, reused = self.baselines.get_or_measure(
             BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
                               self.timing_settings, dict(case.params)),
@@ -524,6 +536,12 @@ class Evaluation:
                if kept.recheck_ms is not None else {}),
             "speedup": reference.median_ms / candidate.median_ms
             if candidate.median_ms > 0 else None,
+            # Where the exclusive hold's time went for this case (diagnostic): the runner's
+            # time request, as the runner split it, the samples copied out, the baseline.
+            "hold_s": {"candidate": round(timed - began, 4),
+                       "samples": round(unpacked - timed, 4),
+                       "baseline": round(time.perf_counter() - unpacked, 4),
+                       "runner": _phases(reply.get("phases"))},
         })
 
     def _after_timing(self) -> None:

@@ -30,6 +30,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -363,6 +364,7 @@ class Runner:
         from kgb_core.evaluation import exchange
         from kgb_core.evaluation.recorder import Recording
 
+        began = time.perf_counter()
         self._held_outputs = []  # (kept for a ghost replay only; timing may need the memory)
         sets = self._inputs(request)
         if request.get("reuse"):  # handed over by a put: used once, its memory then freed
@@ -384,6 +386,7 @@ class Runner:
         # persistence, made every timed kernel slower there, never faster
         # (results/h200-l2-persistence-1b9e92e.txt).
         probe, self.counter.state_probe = self.counter.state_probe, None
+        measuring = time.perf_counter()
         try:
             with recording:
                 timing = timer.measure(calls, prepare=calls.prepare)
@@ -395,6 +398,7 @@ class Runner:
             self.counter.state_probe = probe
             if self.module_adapter is not None and self.module_adapter.builds:
                 self.module_adapter.release()  # the timed sets' instances, and their tensors
+        checking = time.perf_counter()
         self._check_recording(recording, "while being timed", calls.count)
         self._check_integrity("while being timed")
         self._check_streams("while being timed, a")
@@ -409,9 +413,15 @@ class Runner:
             raise CandidateFailure(verdicts.NO_TRITON_LAUNCH,
                                    f"while being timed, {calls.launchless} of {calls.count} "
                                    f"calls of kernel(...) launched no @triton.jit kernel")
+        packing = time.perf_counter()
         packed = exchange.pack(calls.sample_entries(), opaque=True)
-        return {"timing": timing.to_dict(),
-                "samples": {"tree": packed.tree, "bytes": packed.place(self.arenas.replies)}}
+        samples = {"tree": packed.tree, "bytes": packed.place(self.arenas.replies)}
+        # Where the request's time went, for the judge's record of its exclusive hold (a
+        # diagnostic: no verdict reads it).
+        phases = {"setup": measuring - began, "timed calls": checking - measuring,
+                  "checks": packing - checking, "samples": time.perf_counter() - packing}
+        return {"timing": timing.to_dict(), "samples": samples,
+                "phases": {name: round(seconds, 4) for name, seconds in phases.items()}}
 
     # -- one instrumented call ---------------------------------------------------------------
     def changes(self) -> list[str]:
