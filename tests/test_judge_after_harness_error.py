@@ -69,3 +69,46 @@ def test_a_job_that_raises_at_its_first_draw_leaves_nothing_either():
     report = _after_a_raise(raise_at_call=1)
     assert report["raised"] and report["verdict"] == "pass", report
     assert len(report["left"]) == 1, report["left"]
+
+
+RELEASED_AFTER_AN_ERROR = r"""
+import dataclasses, gc, json, os
+""" + CPU_JUDGE_PRELUDE + r"""
+import torch
+from kgb_core.evaluation import judge as judge_module
+from kgb_core.evaluation.checker import Evaluation
+
+neg = registry.operator("aten.neg")
+calls = []
+
+def raising_inputs(ctx):
+    calls.append(1)
+    if len(calls) >= 2:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1024.00 MiB.")
+    return neg.make_inputs(ctx)
+
+judge.registry = type("Registry", (), {"operator": staticmethod(
+    lambda op: dataclasses.replace(neg, make_inputs=raising_inputs))})()
+alive_at_release = []
+
+def release():
+    alive_at_release.append(sum(isinstance(o, Evaluation) for o in gc.get_objects()))
+
+judge.backend.release_cached_memory = release
+message = judge_module.answer(judge, {"job": 1, "op": "aten.neg", "source": neg.reference_kernel(),
+                                      "seeds": [0], "timing": False})
+judge.close()
+print(json.dumps({"type": message["type"], "alive_at_release": alive_at_release}))
+"""
+
+
+def test_after_a_harness_error_the_device_cache_is_emptied_once_the_evaluation_is_gone():
+    """The judge empties its device cache after every job, but a job that raised left its
+    evaluation (inputs, references: GiBs on a GPU) alive in the traceback until the error was
+    sent; the last emptying must come after it is gone."""
+    done = subprocess.run([sys.executable, "-c", RELEASED_AFTER_AN_ERROR], capture_output=True,
+                          text=True, cwd=str(REPO), timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["type"] == "harness_error"
+    assert report["alive_at_release"] and report["alive_at_release"][-1] == 0, report

@@ -368,16 +368,27 @@ def main() -> int:
     for line in sys.stdin:
         if not line.strip():
             continue
-        job = json.loads(line)
-        try:
-            result = judge.evaluate(job)
-            _send(channel, {"type": "result", "job": job["job"], "result": result.to_dict()})
-        except Exception as error:
-            _send(channel, {"type": "harness_error", "job": job.get("job"),
-                            "error": f"{type(error).__name__}: {error}",
-                            "traceback": traceback.format_exc()})
+        _send(channel, answer(judge, json.loads(line)))
     judge.close()
     return 0
+
+
+def answer(judge: Judge, job: dict[str, Any]) -> dict[str, Any]:
+    """The message for one job: its result, or the harness error it raised. After an error,
+    the device cache is emptied once more: the failed evaluation's tensors lived on in the
+    traceback's frames past the judge's own emptying (``evaluate_spec``), and a judge kept
+    after running out of memory would otherwise hold them reserved while it waits for its
+    next job (on an H100, one process held 23.7 GiB while others ran out)."""
+    try:
+        result = judge.evaluate(job)
+        return {"type": "result", "job": job["job"], "result": result.to_dict()}
+    except Exception as error:
+        failed = {"type": "harness_error", "job": job.get("job"),
+                  "error": f"{type(error).__name__}: {error}",
+                  "traceback": traceback.format_exc()}
+    gc.collect()  # the traceback and its frames are gone here: what they held goes
+    judge.backend.release_cached_memory()
+    return failed
 
 
 if __name__ == "__main__":
