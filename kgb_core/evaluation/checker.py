@@ -69,7 +69,7 @@ TIMING_SEEDS = (0, 7_000_071, 7_000_081)
 TIMED_SAMPLES = 2
 # The inputs (one copy of a case's three sets) handed over before one exclusive hold: the
 # judge keeps a pristine copy of each, the runner the sets, until the hold ends. The median
-# operator's timed sets come to 0.95 GiB on a GPU (the largest, aten.scaled_dot_product_attention,
+# operator's timed sets come to 0.94 GiB on a GPU (the largest, aten.scaled_dot_product_attention,
 # to 33 GiB): most take one hold, and a judge and its runner hold about twice this more than
 # when each case was drawn inside the hold (on an 80 GB H100, eight judges side by side
 # already ran out of device memory before).
