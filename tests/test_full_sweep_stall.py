@@ -4,6 +4,7 @@ what each worker is running (a GPU sweep cut in the middle of a stall showed not
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import time
 
@@ -71,7 +72,9 @@ def test_a_sweep_that_outlasts_its_give_up_time_reports_what_finished(tmp_path):
                            "--limit", "6", "--give-up-s", "3", "--db", str(tmp_path / "s.db")],
                           capture_output=True, text=True, cwd=str(REPO), timeout=300)
     assert done.returncode == 3, done.stderr[-2000:]
-    assert "gave up after 3 s with 1 job(s) still running" in done.stdout, done.stdout
+    # A job running or the judge still starting (a loaded machine): either way, said so.
+    assert re.search(r"gave up after 3 s with [01] job\(s\) still running", done.stdout), \
+        done.stdout
     last = done.stdout.strip().splitlines()[-1]
     finished = int(last.split()[1].rstrip(","))
     assert last.startswith("operators ") and finished < 6, last

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO
 
 HOLD_SCRIPT = r"""
@@ -29,8 +30,6 @@ from kgb_core.evaluation.device_lock import DeviceLock
 from kgb_core.evaluation.judge import Judge
 from kgb_core.evaluation.runners import RunnerChannel
 
-checker.TIMED_BATCH_BYTES = int(sys.argv[1])
-
 
 class CountingLock(DeviceLock):
     takes = 0
@@ -41,7 +40,7 @@ class CountingLock(DeviceLock):
         return super().exclusive()
 
 
-lock = CountingLock(os.path.join(sys.argv[2], "cpu-0.lock"))
+lock = CountingLock(os.path.join(sys.argv[1], "cpu-0.lock"))
 judge = Judge(backend, registry, device_lock=lock)
 log = []
 request = RunnerChannel.request
@@ -61,25 +60,36 @@ def drawn(ctx):
     return neg.make_inputs(ctx)
 
 
-result = judge.evaluate_spec(dataclasses.replace(neg, make_inputs=drawn),
-                             neg.reference_kernel(), seeds=[0], timing=True)
+reports = {}
+for batch_bytes in (2 << 30, 1):  # every case in one batch; then each case a batch of its own
+    checker.TIMED_BATCH_BYTES = batch_bytes
+    log.clear()
+    CountingLock.takes = 0
+    result = judge.evaluate_spec(dataclasses.replace(neg, make_inputs=drawn),
+                                 neg.reference_kernel(), seeds=[0], timing=True)
+    reports[batch_bytes] = {"verdict": result.verdict, "message": result.message,
+                            "log": list(log), "takes": CountingLock.takes,
+                            "timed": len(result.timings), "alone": result.device_alone_s,
+                            "stages": result.stage_s}
 judge.close()
-print(json.dumps({"verdict": result.verdict, "message": result.message, "log": log,
-                  "takes": CountingLock.takes, "timed": len(result.timings),
-                  "alone": result.device_alone_s, "stages": result.stage_s}))
+print(json.dumps(reports))
 """
 
 
-def _timed_neg(tmp_path, batch_bytes: int) -> dict:
-    done = subprocess.run([sys.executable, "-c", HOLD_SCRIPT, str(batch_bytes), str(tmp_path)],
+@pytest.fixture(scope="module")
+def timed_neg(tmp_path_factory) -> dict:
+    """aten.neg's reference timed by one real judge twice: all its cases in one batch, then
+    each case in a batch of its own (``checker.TIMED_BATCH_BYTES`` of 1 byte)."""
+    folder = tmp_path_factory.mktemp("lock")
+    done = subprocess.run([sys.executable, "-c", HOLD_SCRIPT, str(folder)],
                           capture_output=True, text=True, cwd=str(REPO), timeout=300,
                           env=dict(os.environ))
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_draws_and_hand_overs_happen_beside_other_checks_only_timings_hold_the_device(tmp_path):
-    report = _timed_neg(tmp_path, 2 << 30)
+def test_draws_and_hand_overs_happen_beside_other_checks_only_timings_hold_the_device(timed_neg):
+    report = timed_neg[str(2 << 30)]
     assert report["verdict"] == "pass", report["message"]
     held = {(what, depth) for what, depth in report["log"]}
     assert ("time", 1) in held and ("time", 0) not in held, held
@@ -89,7 +99,7 @@ def test_draws_and_hand_overs_happen_beside_other_checks_only_timings_hold_the_d
     assert report["alone"] > 0 and set(report["stages"]) >= {"trials", "timing"}, report
 
 
-def test_cases_past_the_batch_budget_take_a_hold_each(tmp_path):
-    report = _timed_neg(tmp_path, 1)
+def test_cases_past_the_batch_budget_take_a_hold_each(timed_neg):
+    report = timed_neg["1"]
     assert report["verdict"] == "pass", report["message"]
     assert report["timed"] >= 2 and report["takes"] == report["timed"], report
