@@ -277,15 +277,17 @@ def main() -> None:
     deadline = started + args.deadline_s if args.deadline_s else None
     pool = make_pool(plan)
     with ResultStore(args.db) as store, BusySampler() as busy, StallWatch(pool):
+        # A job that never ends would keep the sweep, and this summary, past a device call's
+        # limit: at give_up_s what finished is reported and the process ends.
+        giving_up = threading.Timer(args.give_up_s, give_up, (args, started, pool, busy))
+        giving_up.daemon = True
         if args.give_up_s:
-            # A job that never ends would keep the sweep, and this summary, past a device
-            # call's limit: at give_up_s what finished is reported and the process ends.
-            threading.Timer(args.give_up_s, give_up, (args, started, pool, busy)).start()
+            giving_up.start()
         outcome = run_sweep(plan, registry, store, resume=False,
                             progress_factory=lambda total: Progress(total, stream=sys.stderr),
                             stop_at=deadline, pool=pool)
+        giving_up.cancel()
     summarise(args, time.monotonic() - started, outcome.usage, busy)
-    os._exit(0)  # the give-up timer, if any, is not waited for
 
 
 def give_up(args: argparse.Namespace, started: float, pool: Any, busy: "BusySampler") -> None:

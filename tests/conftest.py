@@ -18,15 +18,17 @@ REPO = TESTS.parent
 
 # The start of a script that checks candidates with a real CPU judge in a process of its own
 # (``python -c``), its environment set as the harness sets it: defines ``registry``,
-# ``backend`` and ``judge``. The script imports ``os`` first.
-CPU_JUDGE_PRELUDE = """
+# ``backend`` and ``Judge`` (CPU_BACKEND_PRELUDE, for a script that makes its judge its own
+# way), and ``judge``. The script imports ``os`` first.
+CPU_BACKEND_PRELUDE = """
 from kgb_core.plugins import load_registry
 registry = load_registry()
 backend = registry.backend("cpu")
 for key, value in backend.worker_environment().items():
     os.environ.setdefault(key, value)
 from kgb_core.evaluation.judge import Judge
-judge = Judge(backend, registry)
+"""
+CPU_JUDGE_PRELUDE = CPU_BACKEND_PRELUDE + """judge = Judge(backend, registry)
 """
 
 

@@ -16,18 +16,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import CPU_BACKEND_PRELUDE, REPO
 
 HOLD_SCRIPT = r"""
 import dataclasses, json, os, sys
-from kgb_core.plugins import load_registry
-registry = load_registry()
-backend = registry.backend("cpu")
-for key, value in backend.worker_environment().items():
-    os.environ.setdefault(key, value)
+""" + CPU_BACKEND_PRELUDE + r"""
 from kgb_core.evaluation import checker
 from kgb_core.evaluation.device_lock import DeviceLock
-from kgb_core.evaluation.judge import Judge
 from kgb_core.evaluation.runners import RunnerChannel
 
 

@@ -129,7 +129,7 @@ class CallOutcome:
 
 
 # How a stage holds the device's lock (Stage.device).
-SHARED, BY_STEP, EXCLUSIVE = "shared", "by step", "exclusive"
+SHARED, BY_STEP = "shared", "by step"
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,8 @@ class Stage:
     name: str
     gives: frozenset[str]
     run: Callable[["Evaluation"], None]
-    # How the stage holds the device's lock (device_lock.py): SHARED as a whole, BY_STEP
-    # (it takes it shared itself, trial by trial), or EXCLUSIVE as a whole.
+    # How the stage holds the device's lock (device_lock.py): SHARED as a whole, or BY_STEP
+    # (it takes it itself: shared trial by trial, or exclusive for its timings).
     device: str = SHARED
 
 
@@ -522,7 +522,8 @@ class Evaluation:
         candidate = Timing(**reply["timing"])
         timed = time.perf_counter()
         try:
-            entry.samples = self._unpack_reply(reply["samples"])
+            entry.samples = [(int(i), int(v), int(scaled), out, after) for i, v, scaled, out,
+                             after in self._unpack_reply(reply["samples"])]
         except (KeyError, TypeError, ValueError, OSError) as error:
             raise ChannelViolation(f"the runner's timed samples are not what was asked: "
                                    f"{error}") from None
@@ -561,17 +562,13 @@ class Evaluation:
         turns = itertools.cycle(sets)
         return self.timer.measure(lambda: spec.timing_baseline(*next(turns)))
 
-    def _check_timed_samples(self, case: ShapeCase, dtype: str, samples: Any,
+    def _check_timed_samples(self, case: ShapeCase, dtype: str,
+                             entries: list[tuple[int, int, int, Any, Any]],
                              pristine: list[list[Any]]) -> None:
-        """The timed outputs the runner sampled, each against the reference on the values it was
-        computed from; for an operator that writes its arguments, the arguments as the call
-        left them (the runner copied them before the next call on that set)."""
-        try:
-            entries = [(int(i), int(v), int(scaled), out, after)
-                       for i, v, scaled, out, after in samples]
-        except (KeyError, TypeError, ValueError, OSError) as error:
-            raise ChannelViolation(f"the runner's timed samples are not what was asked: "
-                                   f"{error}") from None
+        """The timed outputs the runner sampled (call, value set, scale, output, arguments
+        after it), each against the reference on the values it was computed from; for an
+        operator that writes its arguments, the arguments as the call left them (the runner
+        copied them before the next call on that set)."""
         if not 1 <= len(entries) <= max(TIMED_SAMPLES, EVERY_CALL_UP_TO) or any(
                 not 0 <= values < len(pristine) or not -1 <= scaled <= call
                 or (after is None) != (not self.spec.mutated_args)
@@ -616,8 +613,7 @@ class Evaluation:
         if how == BY_STEP:
             yield
             return
-        with self._locked(self.device_lock.exclusive if how == EXCLUSIVE
-                          else self.device_lock.shared):
+        with self._checking():
             yield
 
     @contextmanager
