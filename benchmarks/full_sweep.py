@@ -103,6 +103,7 @@ class StallWatch(_Periodic):
         super().__init__(every_s)
         self.pool, self.after_s = pool, after_s
         self._jobs, self._since, self._said = -1, time.monotonic(), 0.0
+        self._stacks_shown = False
 
     def tick(self) -> None:
         usage = self.pool.usage()
@@ -116,6 +117,9 @@ class StallWatch(_Periodic):
             print(f"stall: no operator finished for {now - self._since:.0f} s; running:\n  "
                   + ("\n  ".join(running_jobs(self.pool, usage)) or "nothing"),
                   file=sys.stderr, flush=True)
+            if not self._stacks_shown:  # once a sweep: a stall's stacks are long
+                self._stacks_shown = True
+                print(judge_stacks(self.pool), file=sys.stderr, flush=True)
 
 
 def running_jobs(pool: Any, usage: list[Any]) -> list[str]:
@@ -129,6 +133,13 @@ def running_jobs(pool: Any, usage: list[Any]) -> list[str]:
             + (f"; judge: {judge_status.describe(statuses[u.slot])}"
                if u.slot in statuses else "")
             for u in usage if u.running]
+
+
+def judge_stacks(pool: Any) -> str:
+    """Every judge's threads' stacks now (DevicePool.judge_stacks), under its slot's name."""
+    stacks = getattr(pool, "judge_stacks", dict)()
+    return "\n".join(f"judge {slot or 0}'s stacks:\n{text.rstrip()}"
+                     for slot, text in stacks.items()) or "no judge stacks"
 
 
 def _interleaved(op_ids: list[str]) -> list[str]:
@@ -293,7 +304,10 @@ def main() -> None:
 def give_up(args: argparse.Namespace, started: float, pool: Any, busy: "BusySampler") -> None:
     running = running_jobs(pool, pool.usage())
     print(f"gave up after {args.give_up_s:.0f} s with {len(running)} job(s) still running:\n  "
-          + "\n  ".join(running) + "\nwhat finished:", flush=True)
+          + "\n  ".join(running), flush=True)
+    if running:
+        print(judge_stacks(pool), flush=True)
+    print("what finished:", flush=True)
     summarise(args, time.monotonic() - started, pool.usage(), busy)
     sys.stdout.flush()
     os._exit(3)

@@ -78,3 +78,26 @@ def test_a_sweep_that_outlasts_its_give_up_time_reports_what_finished(tmp_path):
     last = done.stdout.strip().splitlines()[-1]
     finished = int(last.split()[1].rstrip(","))
     assert last.startswith("operators ") and finished < 6, last
+
+
+def test_a_judge_asked_for_its_stacks_writes_them_and_keeps_working():
+    """A stalled sweep's stall line names a stage; the judge's stacks say which call it waits
+    in. Asked on its signal, a real judge writes every thread's stack to its log, and still
+    answers its next job."""
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+    from kgb_core.plugins import load_registry
+
+    registry = load_registry()
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        assert evaluator.ask_for_stacks() is None  # no judge started yet: nothing to ask
+        evaluator.start()
+        offset = evaluator.ask_for_stacks()
+        deadline = time.monotonic() + 20
+        while "judge.py" not in evaluator.stacks_since(offset) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stacks = evaluator.stacks_since(offset)
+        assert "most recent call first" in stacks and "kgb_core/evaluation/judge.py" in stacks
+        spec = registry.operator("aten.neg")
+        result = evaluator.evaluate("aten.neg", spec.reference_kernel())
+        assert result.verdict == "pass", result.message

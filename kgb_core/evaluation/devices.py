@@ -441,6 +441,15 @@ class DevicePool(EvaluationPool):
         return {name: evaluator.judge_status()
                 for evaluator, (_, name) in zip(self._evaluators, self._slots())}
 
+    def judge_stacks(self, wait_s: float = 1.0) -> dict[str, str]:
+        """Per slot with a judge, its threads' stacks now (Evaluator.ask_for_stacks): every
+        judge is asked at once, then given ``wait_s`` to write."""
+        asked = [(name, evaluator, evaluator.ask_for_stacks())
+                 for evaluator, (_, name) in zip(self._evaluators, self._slots())]
+        time.sleep(wait_s)
+        return {name: evaluator.stacks_since(offset) for name, evaluator, offset in asked
+                if offset is not None}
+
     def close(self, abort: bool = False) -> None:
         with self._lock:
             if self._closed:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from kgb_core.evaluation import harness_verdicts, verdicts
 from kgb_core.evaluation.device_lock import LOCK_VARIABLE, lock_path
 from kgb_core.evaluation.judge import (BASELINES_VARIABLE, RECHECK_VARIABLE,
-                                       RETIME_BEFORE_VARIABLE)
+                                       RETIME_BEFORE_VARIABLE, STACKS_SIGNAL)
 from kgb_core.evaluation.limits import describe_exit, kill_group
 from kgb_core.evaluation.results import EvalResult, ran_out_of_device_memory
 from kgb_core.evaluation.screen import screen_source
@@ -166,6 +166,21 @@ class WorkerProcess:
         except OSError:
             return ""
         return data[-limit:].decode("utf-8", errors="replace")
+
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log_since(self, offset: int) -> str:
+        """What the judge wrote to its log past ``offset``."""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(offset)
+                return log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
 
     def read_message(self, timeout_s: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
@@ -377,6 +392,25 @@ class Evaluator:
         from kgb_core.evaluation import judge_status
 
         return judge_status.read(self.scratch) if self._worker is not None else {}
+
+    def ask_for_stacks(self) -> int | None:
+        """Have the judge write every thread's stack to its log (faulthandler, on
+        ``judge.STACKS_SIGNAL``) without stopping it; the log's offset to read them from
+        (``stacks_since``), or None where no judge runs. For a sweep whose judges stopped
+        finishing jobs: what each one waits on."""
+        worker = self._worker
+        if worker is None or worker.process.poll() is not None:
+            return None
+        start = worker.log_size()
+        try:
+            os.kill(worker.process.pid, STACKS_SIGNAL)
+        except (ProcessLookupError, PermissionError):
+            return None
+        return start
+
+    def stacks_since(self, offset: int | None) -> str:
+        worker = self._worker
+        return worker.log_since(offset) if worker is not None and offset is not None else ""
 
     def kill_worker(self) -> None:
         """Kill the worker's process group from any thread (an aborted sweep): a thread that

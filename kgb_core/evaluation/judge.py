@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import gc
 import json
 import os
@@ -43,6 +44,8 @@ JUDGE_ONLY = ("KGB_RESULT_FD", "KGB_LIFELINE_FD", "KGB_HIDDEN_PATHS", "KGB_RUNNE
 BASELINES_VARIABLE = "KGB_JUDGE_BASELINES"
 RETIME_BEFORE_VARIABLE = "KGB_JUDGE_RETIME_BEFORE"
 RECHECK_VARIABLE = "KGB_JUDGE_BASELINE_RECHECK"
+# The signal on which a judge writes its threads' stacks to its log.
+STACKS_SIGNAL = signal.SIGUSR1
 
 
 def _send(channel: TextIO, message: dict[str, Any]) -> None:
@@ -356,6 +359,9 @@ def main() -> int:
     from kgb_core.evaluation import judge_status
 
     judge_status.configure(os.path.join(os.getcwd(), judge_status.STATUS_NAME))
+    # SIGUSR1 writes every thread's stack to the judge's log (Evaluator.judge_stacks): what a
+    # stalled sweep's judges wait on, read without stopping them.
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)
     _not_dumpable()
     try:
         judge = Judge.from_environment()
