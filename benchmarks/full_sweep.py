@@ -319,8 +319,10 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
     rows = latest_rows(Path(args.db))
     print(by_source(rows))
     waits = [row_detail(row).get("device_wait_s", 0.0) for row in rows]
+    to_hold = sum(row_detail(row).get("device_wait_alone_s", 0.0) for row in rows)
     print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
-          f"({sum(waits) / max(1, len(rows)):.2f} s per operator)")
+          f"({sum(waits) / max(1, len(rows)):.2f} s per operator; to hold it alone "
+          f"{to_hold:.1f} s, for the checks under way to end)")
     print(where_the_time_went(rows, wall))
     print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(

@@ -21,7 +21,7 @@
 # KGB_OVERHEAD_CANDIDATES, KGB_OVERHEAD_OPS (worker_overhead.py --timed-ops), KGB_PERF_DB=.device/h200.db (calibrate into the sweep's store),
 # callcost (runner_call_cost.py and exchange_cost.py on the GPU), exchange (exchange_cost.py alone), owed (the checks this kgb
 # still owes a GPU, one step), ops (chosen references, KGB_OPS_ARGS, KGB_OPS_REPEAT times), serve (serve_load.py, KGB_SERVE_ARGS),
-# fullsweep (benchmarks/full_sweep.py: KGB_FULL_WORKERS, KGB_FULL_DEADLINE_S, KGB_FULL_AGAIN, KGB_FULL_ARGS),
+# fullsweep (benchmarks/full_sweep.py: KGB_FULL_WORKERS, KGB_FULL_DEADLINE_S, KGB_FULL_AGAIN, KGB_FULL_ARGS, KGB_FULL_KEEP_BASELINES),
 # kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
@@ -157,7 +157,14 @@ for step in $steps; do
       # KGB_FULL_WORKERS workers per device, stopped after KGB_FULL_DEADLINE_S (what finished
       # is reported), baselines stored in a fresh file; then the same operators (KGB_FULL_AGAIN
       # of them) with one worker, reusing the stored baselines, compared with the first.
-      rm -f .device/full-*.db* .device/baselines.sqlite*
+      # KGB_FULL_KEEP_BASELINES=1 keeps a carried .device/baselines.sqlite (an earlier call's
+      # $OUT/baselines.sqlite, same card and versions): the sweep of a machine that has
+      # measured its baselines once.
+      rm -f .device/full-*.db*
+      [ "${KGB_FULL_KEEP_BASELINES:-0}" = 1 ] || rm -f .device/baselines.sqlite*
+      grep -q "runner sandbox: none" "$OUT/environment.txt" \
+          && echo "WARNING: the runners ran without a sandbox (bubblewrap not carried in .dev)" \
+              >> "$OUT/full_sweep.txt"
       # Its timeout outlasts the deadline by KGB_FULL_DRAIN_S: the evaluations under way at the
       # deadline finish (20-40 s each on the H100 at 2cc6a60) before the summary line prints.
       timeout "$(( ${KGB_FULL_DEADLINE_S:-300} + ${KGB_FULL_DRAIN_S:-90} ))" \
@@ -165,9 +172,10 @@ for step in $steps; do
           --workers-per-device "${KGB_FULL_WORKERS:-8}" --deadline-s "${KGB_FULL_DEADLINE_S:-300}" \
           --give-up-s "$(( ${KGB_FULL_DEADLINE_S:-300} + ${KGB_FULL_DRAIN_S:-90} - 10 ))" \
           --db .device/full-1.db --baselines .device/baselines.sqlite ${KGB_FULL_ARGS:-} \
-          > "$OUT/full_sweep.txt" 2>&1; echo "full sweep exit $?" >> "$OUT/full_sweep.txt"
+          >> "$OUT/full_sweep.txt" 2>&1; echo "full sweep exit $?" >> "$OUT/full_sweep.txt"
       # The store, cut or not: each operator's duration and device wait are in its rows.
       copy_store .device/full-1.db "$OUT/full-1.db"
+      copy_store .device/baselines.sqlite "$OUT/baselines.sqlite"
       if [ "${KGB_FULL_AGAIN:-0}" -gt 0 ]; then
         timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/full_sweep.py --backend nvidia \
             --workers-per-device "${KGB_FULL_AGAIN_WORKERS:-1}" --same-as .device/full-1.db \

@@ -97,6 +97,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "min_repetitions": ("timing_settings", (int,)),
         "max_repetitions": ("timing_settings", (int,)),
         "slow_call_repetitions": ("timing_settings", (int,)),
+        "slow_call_budget_ms": ("timing_settings", (int, float)),
         "median_interval": ("timing_settings", (int, float)),
         "median_floor": ("timing_settings", (int,)),
     },

@@ -64,6 +64,23 @@ def test_a_waiting_timing_goes_before_new_checks(tmp_path):
                      ("exclusive", "released"), ("shared", "taken"), ("shared", "released")]
 
 
+def test_the_wait_to_hold_alone_is_counted_apart(tmp_path):
+    """A timing that waits for a check under way counts that wait twice: in waited_s, and in
+    waited_alone_s, the part a sweep's report names (what the checks under way cost it)."""
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    check, taken = _start(path, "shared", 1.0, events)
+    assert taken.wait(30)
+    lock = DeviceLock(path)
+    with lock.exclusive():
+        pass
+    check.join(30)
+    assert 0.5 <= lock.waited_alone_s == lock.waited_s
+    with lock.shared():  # no one else holds it: no wait, and none to hold alone
+        pass
+    assert lock.waited_alone_s <= lock.waited_s < lock.waited_alone_s + 0.5
+    lock.close()
+
+
 def test_the_lock_says_in_the_judges_status_whether_it_waits_or_holds(tmp_path):
     from kgb_core.evaluation import judge_status
 

@@ -61,6 +61,21 @@ def test_a_call_longer_than_the_whole_budget_is_sampled_a_few_times_without_warm
     assert 15.0 <= timing.median_ms < 80.0
 
 
+def test_a_slow_calls_samples_stop_at_their_time_budget():
+    """A call of seconds (a baseline looping in Python) is sampled while its samples fit
+    slow_call_budget_ms: the device is held alone meanwhile. Scripted samples of 800 ms under
+    a 2000 ms budget: two (1600 ms), not three; of 1500 ms: one; of 300 ms: all three."""
+    settings = TimingSettings(warmup_ms=25.0, rep_ms=100.0, slow_call_repetitions=3,
+                              slow_call_budget_ms=2000.0)
+    for sample_ms, taken in ((800.0, 2), (1500.0, 1), (300.0, 3)):
+        calls = []
+        timer = _Scripted(settings, [sample_ms] * 5)
+        timing = timer.measure(lambda: calls.append(1))
+        assert timing.repetitions == taken, (sample_ms, timing)
+        assert len(calls) == 1 + taken, "the untimed first call, then the samples"
+        assert timing.median_ms == sample_ms
+
+
 def test_a_config_sets_the_slow_call_sample_count(tmp_path):
     path = tmp_path / "kgb.toml"
     path.write_text("[timing]\nslow_call_repetitions = 5\n")

@@ -347,7 +347,8 @@ class Evaluation:
 
     def run(self, candidate_file: str) -> EvalResult:
         started = time.perf_counter()
-        waited, alone = self.device_lock.waited_s, self.device_lock.held_alone_s
+        lock = self.device_lock
+        waited, waited_alone, alone = lock.waited_s, lock.waited_alone_s, lock.held_alone_s
         self.candidate_file = candidate_file
         for stage in self.stages():
             began = time.perf_counter()
@@ -365,8 +366,9 @@ class Evaluation:
             finally:
                 self.result.stage_s[stage.name] = round(time.perf_counter() - began, 3)
         note_gap(self.result, self.backend.name, self.backend.quirks)
-        self.result.device_wait_s = round(self.device_lock.waited_s - waited, 3)
-        self.result.device_alone_s = round(self.device_lock.held_alone_s - alone, 3)
+        self.result.device_wait_s = round(lock.waited_s - waited, 3)
+        self.result.device_wait_alone_s = round(lock.waited_alone_s - waited_alone, 3)
+        self.result.device_alone_s = round(lock.held_alone_s - alone, 3)
         self.result.duration_s = time.perf_counter() - started
         judge_status.note(stage="", stage_since=None)
         return self.result

@@ -62,6 +62,9 @@ class DeviceLock:
         self._shared_depth = 0
         self._exclusive_depth = 0
         self.waited_s = 0.0
+        # Of waited_s, the seconds spent waiting to hold the device alone: for the checks
+        # other judges had under way to end (every other judge waits meanwhile too).
+        self.waited_alone_s = 0.0
         # Seconds this process held the device alone: what every other judge on it waited for.
         self.held_alone_s = 0.0
 
@@ -111,6 +114,7 @@ class DeviceLock:
             raise
         taken = time.monotonic()
         self.waited_s += taken - started
+        self.waited_alone_s += taken - started
         judge_status.note(lock="holding alone", lock_since=time.time())
         self._exclusive_depth = 1
         try:
@@ -134,6 +138,7 @@ class NoLock:
     """For a judge alone on its device (one worker per device, the CPU's interpreter)."""
 
     waited_s = 0.0
+    waited_alone_s = 0.0
 
     def __init__(self) -> None:
         self.held_alone_s = 0.0

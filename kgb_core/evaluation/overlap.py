@@ -12,8 +12,6 @@ sliced, is); only what the strides cannot clear is counted element by element.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 
