@@ -64,6 +64,26 @@ def test_a_waiting_timing_goes_before_new_checks(tmp_path):
                      ("exclusive", "released"), ("shared", "taken"), ("shared", "released")]
 
 
+def test_timings_that_wait_together_go_before_the_checks_between_them(tmp_path):
+    """A check holds the device; a timing waits, then a check, then a second timing. Both
+    timings go before the waiting check: had the check gone between them, the second timing
+    would have waited for it to end, one more time every other judge stands still."""
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    first, taken = _start(path, "shared", 1.0, events)
+    assert taken.wait(30)
+    timing, _ = _start(path, "exclusive", 0.3, events)
+    time.sleep(0.3)
+    check, _ = _start(path, "shared", 0.1, events)
+    time.sleep(0.3)
+    second, _ = _start(path, "exclusive", 0.3, events)
+    for process in (first, timing, check, second):
+        process.join(30)
+    order = [(mode, what) for mode, what, _ in _drain(events, 8)]
+    assert order == [("shared", "taken"), ("shared", "released")] \
+        + [("exclusive", "taken"), ("exclusive", "released")] * 2 \
+        + [("shared", "taken"), ("shared", "released")], order
+
+
 def test_the_wait_to_hold_alone_is_counted_apart(tmp_path):
     """A timing that waits for a check under way counts that wait twice: in waited_s, and in
     waited_alone_s, the part a sweep's report names (what the checks under way cost it)."""

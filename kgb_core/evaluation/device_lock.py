@@ -12,9 +12,16 @@ the device's alone, as before, while the checks around them overlap (issue 25).
 
 The lock is a file locked with ``flock(2)``, one per device and user, so judges of different
 sweeps (two ``kgb run`` on one GPU) keep out of each other's timings too. Writers come first:
-a judge that wants the lock exclusive holds a turnstile that every shared taker passes through,
-so a stream of checks cannot starve a timing. Runners never see the files (``/tmp`` is empty in
-their sandbox, and the folder is masked besides): a candidate cannot hold the device.
+a judge that wants the lock exclusive holds a turnstile *shared* while it waits and while it
+times, and every shared taker passes through that turnstile *exclusively*, so a stream of
+checks cannot starve a timing, and no check starts while any timing waits or holds. Timings
+that wait together therefore go one after another before the checks go on: a timing first
+waits for the check steps under way to end, and each timing that came in after a check slipped
+in between would wait for one more such drain (on the H100, six judges waited 1044 s for the
+lock in a 461 s sweep, h100-full-sweep-4885326). A timing stream cannot starve the checks
+either: a judge's next timing needs a check step of its own first. Runners never see the files
+(``/tmp`` is empty in their sandbox, and the folder is masked besides): a candidate cannot hold
+the device.
 
 Reentrant within a process: an exclusive holder's shared steps (the judge's own checks of its
 timed samples) go through without waiting on themselves.
@@ -79,7 +86,7 @@ class DeviceLock:
             return
         started = time.monotonic()
         judge_status.note(lock="waiting to share", lock_since=time.time())
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)  # behind any timing that waits
+        fcntl.flock(self._turnstile, fcntl.LOCK_EX)  # behind every timing that waits or holds
         fcntl.flock(self._turnstile, fcntl.LOCK_UN)
         fcntl.flock(self._device, fcntl.LOCK_SH)
         self.waited_s += time.monotonic() - started
@@ -106,7 +113,7 @@ class DeviceLock:
                                "judges doing that at once would wait on each other forever")
         started = time.monotonic()
         judge_status.note(lock="waiting to hold alone", lock_since=time.time())
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
+        fcntl.flock(self._turnstile, fcntl.LOCK_SH)  # no check passes until every timing is done
         try:
             fcntl.flock(self._device, fcntl.LOCK_EX)
         except BaseException:
