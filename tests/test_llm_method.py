@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from chat_server import ChatServer, Reply
 from conftest import KERNELS, kgb
+
+from kgb_core.plugins import load_registry
 
 
 def _answer(code: str) -> str:
@@ -36,19 +39,54 @@ def _rows(db):
     return [dict(row) for row in conn.execute("SELECT * FROM results ORDER BY id")]
 
 
-def test_a_right_answer_passes_with_exact_tokens_and_cost(tmp_path, registry):
-    kernel = registry.operator("aten.relu").reference_kernel()
-    with ChatServer([Reply(_answer(kernel), usage=(1234, 567))]) as server:
-        done, db = _run(tmp_path, server, ["aten.relu"])
+# One `kgb run` answers five tests (each run costs a process and a judge start, about 10 s of
+# the suite): every operator has a script of its own, replayed in order whatever order the run
+# takes the operators in, so each test reads its own operator's requests and row.
+SHARED_SCRIPTS = {
+    "aten.relu": lambda kernels: [Reply(_answer(kernels["aten.relu"]), usage=(1234, 567))],
+    "aten.sin": lambda kernels: [Reply("Sorry, I can not write that kernel.")],
+    "aten.exp": lambda kernels: [Reply(status=429), Reply(_answer(kernels["aten.exp"]))],
+    "aten.cos": lambda kernels: [Reply(_answer(kernels["aten.cos"]), usage=None)],
+    # Three failures use up max_retries = 2; a fourth request would get the right answer.
+    "aten.neg": lambda kernels: [Reply(status=500)] * 3 + [Reply(_answer(kernels["aten.neg"]))],
+    "aten.abs": lambda kernels: [Reply(_answer(kernels["aten.abs"]))],
+}
+
+
+def _op_of(body) -> str:
+    return body["messages"][0]["content"].split("`")[1]  # "... for the operator `aten.neg`."
+
+
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory):
+    """The shared run: its exit, and for each operator its requests and stored rows."""
+    registry = load_registry()
+    scripts = {op: make({op: registry.operator(op).reference_kernel()})
+               for op, make in SHARED_SCRIPTS.items()}
+    requests = {op: [] for op in scripts}
+
+    def respond(body):
+        op = _op_of(body)
+        requests[op].append(body)
+        return scripts[op].pop(0) if scripts[op] else Reply(status=500)
+
+    with ChatServer(respond=respond) as server:
+        done, db = _run(tmp_path_factory.mktemp("shared"), server, list(SHARED_SCRIPTS))
     assert done.returncode == 0, done.stderr
-    (row,) = _rows(db)
+    rows = {op: [row for row in _rows(db) if row["op"] == op] for op in scripts}
+    return done, requests, rows
+
+
+def test_a_right_answer_passes_with_exact_tokens_and_cost(shared_run):
+    _, requests, rows = shared_run
+    (row,) = rows["aten.relu"]
     assert row["verdict"] == "pass"
     assert (row["prompt_tokens"], row["completion_tokens"]) == (1234, 567)
     assert abs(row["cost_usd"] - (1234 * 2.0 + 567 * 10.0) / 1e6) < 1e-12
     generation = json.loads(row["generation"])
     assert "aten.relu" in generation["prompt"] and generation["tokens_estimated"] is False
     assert "It handles strides." in generation["answer"]
-    (request,) = server.requests
+    (request,) = requests["aten.relu"]
     assert request["model"] == "test-model" and request["temperature"] == 0.0
     assert request["messages"][0]["content"] == generation["prompt"]
 
@@ -64,44 +102,34 @@ def test_wrong_then_right_is_pass_at_2(tmp_path, registry):
     assert summary["correct"] == 1 and summary["tokens"] == 300
 
 
-def test_a_malformed_answer_gets_a_clear_verdict(tmp_path):
-    with ChatServer([Reply("Sorry, I can not write that kernel.")]) as server:
-        done, db = _run(tmp_path, server, ["aten.relu"])
-    assert done.returncode == 0, done.stderr
-    (row,) = _rows(db)
+def test_a_malformed_answer_gets_a_clear_verdict(shared_run):
+    _, _, rows = shared_run
+    (row,) = rows["aten.sin"]
     assert row["verdict"] == "screen_rejected" and "holds no code" in row["message"]
 
 
-def test_429_then_success_is_retried(tmp_path, registry):
-    kernel = registry.operator("aten.neg").reference_kernel()
-    with ChatServer([Reply(status=429), Reply(_answer(kernel))]) as server:
-        done, db = _run(tmp_path, server, ["aten.neg"])
-    assert done.returncode == 0, done.stderr
-    assert len(server.requests) == 2
-    assert _rows(db)[0]["verdict"] == "pass"
+def test_429_then_success_is_retried(shared_run):
+    _, requests, rows = shared_run
+    assert len(requests["aten.exp"]) == 2
+    (row,) = rows["aten.exp"]
+    assert row["verdict"] == "pass"
 
 
-def test_missing_usage_is_estimated_and_marked(tmp_path, registry):
-    kernel = registry.operator("aten.neg").reference_kernel()
-    with ChatServer([Reply(_answer(kernel), usage=None)]) as server:
-        done, db = _run(tmp_path, server, ["aten.neg"])
-    assert done.returncode == 0, done.stderr
-    (row,) = _rows(db)
+def test_missing_usage_is_estimated_and_marked(shared_run):
+    _, _, rows = shared_run
+    (row,) = rows["aten.cos"]
     generation = json.loads(row["generation"])
     assert generation["tokens_estimated"] is True
     assert row["prompt_tokens"] == len(generation["prompt"]) // 4
 
 
-def test_an_endpoint_that_keeps_failing_is_recorded_and_the_sweep_goes_on(tmp_path, registry):
-    kernel = registry.operator("aten.abs").reference_kernel()
-    script = [Reply(status=500)] * 3 + [Reply(_answer(kernel))]
-    with ChatServer(script) as server:
-        done, db = _run(tmp_path, server, ["aten.neg", "aten.abs"])
-    assert done.returncode == 0, done.stderr
-    rows = {r["op"]: r for r in _rows(db)}
-    assert rows["aten.neg"]["verdict"] == "no_candidate"
-    assert "InternalServerError" in rows["aten.neg"]["message"]
-    assert rows["aten.abs"]["verdict"] == "pass"
+def test_an_endpoint_that_keeps_failing_is_recorded_and_the_sweep_goes_on(shared_run):
+    _, requests, rows = shared_run
+    (neg,) = rows["aten.neg"]
+    assert neg["verdict"] == "no_candidate"
+    assert "InternalServerError" in neg["message"]
+    assert len(requests["aten.neg"]) == 3  # the first try and max_retries = 2 more
+    assert [row["verdict"] for row in rows["aten.abs"]] == ["pass"]
 
 
 def test_a_missing_api_key_is_a_user_error(tmp_path):
