@@ -44,20 +44,21 @@ def test_the_reference_kernel_passes_after_every_failure(cpu_evaluator, registry
     assert all(c["launches"] >= 1 for c in checked)
 
 
-def test_crashes_end_the_runner_not_the_judge(registry):
+def test_crashes_end_the_runner_not_the_judge(cpu_evaluator, registry):
     """A crash or a raise happens in the candidate's runner, which ends with it; the judge ran
-    no candidate code and goes on (before runners, every crash cost a new worker's start)."""
-    backend = registry.backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
-    with Evaluator.for_backend(backend, settings) as evaluator:
-        evaluator.evaluate("aten.add", (KERNELS / "add_wrong_values.py").read_text())
-        evaluator.evaluate("aten.relu", (KERNELS / "relu_torch_only.py").read_text())
-        exited = evaluator.evaluate("aten.relu", (KERNELS / "relu_exits.py").read_text())
-        raised = evaluator.evaluate("aten.relu", (KERNELS / "relu_raises.py").read_text())
-        assert exited.verdict == verdicts.CRASHED and raised.verdict == verdicts.RUNTIME_ERROR
-        spec = registry.operator("aten.relu")
-        assert evaluator.evaluate(spec.id, spec.reference_kernel()).passed
-        assert evaluator.worker_starts == 1
+    no candidate code and goes on (before runners, every crash cost a new worker's start).
+    The module's judge (its settings are this test's): started, then never started again."""
+    evaluator = cpu_evaluator
+    evaluator.start()
+    starts = evaluator.worker_starts
+    evaluator.evaluate("aten.add", (KERNELS / "add_wrong_values.py").read_text())
+    evaluator.evaluate("aten.relu", (KERNELS / "relu_torch_only.py").read_text())
+    exited = evaluator.evaluate("aten.relu", (KERNELS / "relu_exits.py").read_text())
+    raised = evaluator.evaluate("aten.relu", (KERNELS / "relu_raises.py").read_text())
+    assert exited.verdict == verdicts.CRASHED and raised.verdict == verdicts.RUNTIME_ERROR
+    spec = registry.operator("aten.relu")
+    assert evaluator.evaluate(spec.id, spec.reference_kernel()).passed
+    assert starts >= 1 and evaluator.worker_starts == starts
 
 
 def test_a_hanging_candidate_times_out_and_the_next_one_runs(registry):
