@@ -10,6 +10,8 @@ import pytest
 
 from conftest import KERNELS, REPO, kgb
 
+from kgb_core.plugins import load_registry
+
 
 def test_plugins_json_lists_builtins_with_their_distribution():
     done = kgb("plugins", "--json")
@@ -77,10 +79,18 @@ def test_backends_json_says_why_one_is_unavailable():
         assert "NVIDIA" in entries["nvidia"]["reason"] or "CUDA" in entries["nvidia"]["reason"]
 
 
-def test_eval_json_of_a_passing_reference_kernel(tmp_path, registry):
-    kernel = tmp_path / "softmax_kernel.py"
-    kernel.write_text(registry.operator("aten.gelu").reference_kernel())
-    done = kgb("eval", str(kernel), "--op", "aten.gelu", "--backend", "cpu", "--json")
+@pytest.fixture(scope="module")
+def gelu_eval(tmp_path_factory):
+    """`kgb eval --json` of aten.gelu's reference kernel, timed: read by two tests (a judge's
+    start and a whole evaluation, seconds, made once)."""
+    spec = load_registry().operator("aten.gelu")
+    kernel = tmp_path_factory.mktemp("gelu") / "gelu_kernel.py"
+    kernel.write_text(spec.reference_kernel())
+    return spec, kgb("eval", str(kernel), "--op", spec.id, "--backend", "cpu", "--json")
+
+
+def test_eval_json_of_a_passing_reference_kernel(gelu_eval):
+    _, done = gelu_eval
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
     assert result["op"] == "aten.gelu" and result["backend"] == "cpu"
@@ -153,11 +163,8 @@ def test_a_candidate_that_is_not_a_python_file_is_refused(tmp_path):
     assert done.returncode == 2 and "at most" in done.stderr
 
 
-def test_eval_output_never_names_or_describes_a_heldout_case(tmp_path, registry):
-    spec = registry.operator("aten.softmax")
-    kernel = tmp_path / "k.py"
-    kernel.write_text(spec.reference_kernel())
-    done = kgb("eval", str(kernel), "--op", spec.id, "--backend", "cpu", "--json", "--no-timing")
+def test_eval_output_never_names_or_describes_a_heldout_case(gelu_eval):
+    spec, done = gelu_eval  # timed: its timings must not name a held-out case either
     result = json.loads(done.stdout)
     heldout = [c for c in result["cases"] if c["heldout"]]
     assert heldout and all(c["case"].startswith("heldout-") and "params" not in c for c in heldout)
