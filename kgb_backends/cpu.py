@@ -37,6 +37,7 @@ def _version(distribution: str) -> str:
     except importlib.metadata.PackageNotFoundError:  # importable, but not from a distribution
         return "version unknown"
 
+
 class CpuInterpreterBackend(Backend):
     profile = ChipProfile(
         name="cpu",
