@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -191,6 +192,24 @@ def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str
     return lines
 
 
+def memory_peaks(rows: list[dict[str, Any]], top: int = 3) -> str:
+    """Device memory each job held at most, its judge's and its runner's (as the runner said)
+    added: what decides how many jobs a device can check at once."""
+    peaks = []
+    for row in rows:
+        detail = row_detail(row)
+        judge, runner = detail.get("device_peak_judge_bytes"), detail.get("device_peak_runner_bytes")
+        if judge is not None or runner is not None:
+            peaks.append(((judge or 0) + (runner or 0), row["op"]))
+    if not peaks:
+        return "device memory peaks: not recorded (the backend keeps no count)"
+    peaks.sort()
+    gib = 1 << 30
+    largest = ", ".join(f"{op} {held / gib:.1f}" for held, op in reversed(peaks[-top:]))
+    return (f"device memory peaks, judge and runner together, GiB per job: median "
+            f"{statistics.median(p for p, _ in peaks) / gib:.1f}, largest {largest}")
+
+
 def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     """Seconds per operator in each check stage (summed over the judges, which overlap), and
     the device held alone: the share of the wall no other judge could use the device."""
@@ -324,6 +343,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator; to hold it alone "
           f"{to_hold:.1f} s, for the checks under way to end)")
     print(where_the_time_went(rows, wall))
+    print(memory_peaks(rows))
     print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(
         f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in usage))

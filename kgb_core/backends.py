@@ -299,6 +299,14 @@ class Backend(ABC):
         80 GB H100, six judges left the runners no memory. A backend without a caching
         allocator has nothing to do."""
 
+    def device_memory_peak(self, reset: bool = False) -> int | None:
+        """Bytes of device memory this process's allocator held at most (cached blocks
+        included) since the last reset, then, with ``reset``, a new count from now; None where
+        the backend keeps no such count (the CPU's memory is the host's). A judge records its
+        own and its runner's with every result: how much a job needs is what decides how many
+        jobs a device can check at once (on an H100, six at once ran out at a sweep's start)."""
+        return None
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

@@ -191,6 +191,21 @@ class TorchDeviceBackend(Backend):
             return  # a judge that never touched the device holds nothing (and starts nothing)
         release_cached_device_memory(module)
 
+    def device_memory_peak(self, reset: bool = False) -> int | None:
+        module = self.device_module()
+        initialized = getattr(module, "is_initialized", None)
+        if initialized is not None and not initialized():
+            return 0  # never touched the device: nothing held (and no context made to say so)
+        peak = getattr(module, "max_memory_reserved", None)
+        if peak is None:
+            return None
+        held = int(peak())
+        if reset:
+            reset_peak = getattr(module, "reset_peak_memory_stats", None)
+            if reset_peak is not None:
+                reset_peak()
+        return held
+
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the device's caching allocator will reuse, so an unwritten output
         shows (every vendor's torch build keeps torch's caching allocator design)."""

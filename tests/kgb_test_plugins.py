@@ -52,6 +52,19 @@ class ThreadedWarmupBackend(CpuInterpreterBackend):
         threading.Thread(target=threading.Event().wait, daemon=True).start()
 
 
+class PeakCountBackend(CpuInterpreterBackend):
+    """A CPU backend that counts a process's peak resident memory as its device memory peak
+    (``Backend.device_memory_peak``; the CPU's own keeps no count): the judge's and the
+    runner's counts reach the result, shown without a GPU."""
+
+    profile = replace(CpuInterpreterBackend.profile, name="cpu_peakcount")
+
+    def device_memory_peak(self, reset=False):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 class FakeChipBackend(Backend):
     """A chip that is never here: only its quirks exist, which is all emulation needs."""
 
@@ -79,6 +92,7 @@ def kgb_register_backends(register):
     register(NoFloatsBackend())
     register(ThreadCountWatchBackend())
     register(ThreadedWarmupBackend())
+    register(PeakCountBackend())
     register(FakeChipBackend())
 
 

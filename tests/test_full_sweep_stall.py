@@ -4,6 +4,7 @@ what each worker is running (a GPU sweep cut in the middle of a stall showed not
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import sys
 import time
@@ -101,3 +102,18 @@ def test_a_judge_asked_for_its_stacks_writes_them_and_keeps_working():
         spec = registry.operator("aten.neg")
         result = evaluator.evaluate("aten.neg", spec.reference_kernel())
         assert result.verdict == "pass", result.message
+
+
+def test_the_summary_names_the_jobs_that_held_the_most_device_memory():
+    memory_peaks = _full_sweep_module().memory_peaks
+    gib = 1 << 30
+
+    def row(op, judge, runner):
+        return {"op": op, "detail": json.dumps({"device_peak_judge_bytes": judge,
+                                                "device_peak_runner_bytes": runner})}
+
+    rows = [row("aten.neg", gib, gib), row("aten.mm", 3 * gib, 5 * gib),
+            row("vllm.fused_moe", 3 * gib // 2, None)]
+    said = memory_peaks(rows, top=2)
+    assert "median 2.0" in said and "largest aten.mm 8.0, aten.neg 2.0" in said, said
+    assert "not recorded" in memory_peaks([row("aten.neg", None, None)])

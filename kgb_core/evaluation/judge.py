@@ -251,6 +251,7 @@ class Judge:
 
         timing_settings = timing_settings or {}
         deadline = time.monotonic() + timeout_s
+        self.backend.device_memory_peak(reset=True)  # this candidate's count starts here
         if not self.template.alive:
             self._start_template()
         # A runner's start and end (its device context made and torn down, memory freed) are
@@ -309,6 +310,7 @@ class Judge:
             with self.device_lock.shared():
                 ended = channel.close()
                 del evaluation  # its tensors (inputs, references) go before the cache is emptied
+                judge_peak = self.backend.device_memory_peak()
                 self.backend.release_cached_memory()
             # Also where the job raised (a harness error): the next runner's look for files
             # written outside its folder would otherwise find this one's and blame its candidate.
@@ -318,6 +320,8 @@ class Judge:
         elif ended is not None and ended.strays and result.passed:
             result = harness_verdicts.left_processes(result, ended.strays)
         result.sandbox = self.tool.name
+        result.device_peak_judge_bytes = judge_peak
+        result.device_peak_runner_bytes = channel.reported_device_peak()
         return result
 
     def _clear_work_folder(self, channel: Any) -> list[str]:

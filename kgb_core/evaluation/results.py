@@ -49,6 +49,11 @@ class EvalResult:
     # on the device waited; and each stage's seconds: where an evaluation's time went.
     device_alone_s: float = 0.0
     stage_s: dict[str, float] = field(default_factory=dict)
+    # Bytes of device memory held at most during the evaluation (Backend.device_memory_peak):
+    # the judge's, and the runner's as the runner reported it (a count for scheduling, never
+    # evidence). None where the backend keeps no count or the runner never answered its exit.
+    device_peak_judge_bytes: int | None = None
+    device_peak_runner_bytes: int | None = None
     # Where a job that ran out of memory beside other checks ran again with the device to itself
     # (devices.DevicePool): the first try's verdict and message. Empty when it ran once.
     retried_alone: str = ""

@@ -815,6 +815,13 @@ def _requests(channel: socket.socket):  # noqa: ANN202 - a generator of requests
         yield _DECODE(line.decode())
 
 
+def _device_peak(backend: Any) -> int | None:
+    try:
+        return backend.device_memory_peak()
+    except Exception:  # noqa: BLE001 - a count, never worth a runner's failure
+        return None
+
+
 def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: str,
           arenas: Any) -> int:
     """Answer the judge's requests until ``exit`` (status 0) or the channel closes (status 3)."""
@@ -829,7 +836,10 @@ def serve(channel: socket.socket, config: RunnerConfig, counter: Any, io_dir: st
     for request in _requests(channel):
         reply: dict[str, Any] = {"seq": request.get("seq"), "nonce": request.get("nonce")}
         if request.get("op") == "exit":
-            _send(channel, {**reply, "exit": True})
+            # The runner's own word on the device memory it held (for scheduling and reports,
+            # never for a verdict: the candidate ran in this process and could change it).
+            _send(channel, {**reply, "exit": True,
+                            "device_peak_bytes": _device_peak(runner.backend)})
             return 0
         try:
             reply.update(runner.handle(request))

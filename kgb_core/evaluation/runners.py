@@ -354,6 +354,14 @@ class RunnerChannel:
         self._seq = 0
         self._lines = _Lines(sock)
         self.ready: dict[str, Any] = {}
+        self.exit_reply: dict[str, Any] = {}
+
+    def reported_device_peak(self) -> int | None:
+        """The device memory the runner said it held at most (``finish``'s answer): a count
+        a candidate could have changed, for scheduling, never for a verdict."""
+        value = self.exit_reply.get("device_peak_bytes")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+            else None
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
@@ -443,8 +451,9 @@ class RunnerChannel:
             return False
 
     def finish(self, timeout_s: float = 10.0) -> Exit:
-        """Ask the runner to exit; it must answer, send nothing more, and exit with 0."""
-        self.request({"op": "exit"}, time.monotonic() + timeout_s)
+        """Ask the runner to exit; it must answer, send nothing more, and exit with 0. Its
+        answer is kept (``exit_reply``): the device memory it says it held."""
+        self.exit_reply = self.request({"op": "exit"}, time.monotonic() + timeout_s)
         ended = self.template.wait_exit(timeout_s)
         while self._readable():
             self._lines.fill()
