@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import queue
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -36,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kgb_core.errors import UserError
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator, uses_device_lock
+from kgb_core.evaluation.job_queue import Empty as QueueEmpty
+from kgb_core.evaluation.job_queue import OperatorQueue, Queued
 from kgb_core.evaluation.results import EvalResult, ran_out_of_device_memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,14 +184,6 @@ class EvaluationPool(ABC):
         self.close(abort=exc_type is not None)
 
 
-@dataclass(order=True)
-class _Queued:
-    priority: int
-    sequence: int
-    job: EvalJob | None = field(compare=False)
-    future: "Future[EvalResult] | None" = field(compare=False)
-
-
 class _Share:
     """One job's hold on a shared device: the most jobs that held it at once meanwhile."""
 
@@ -306,7 +299,8 @@ class DevicePool(EvaluationPool):
         self.devices: list[int | None] = list(devices) if devices else [None]
         self.workers_per_device = workers_per_device
         self._shared_gates = gates is not None
-        self._queue: "queue.PriorityQueue[_Queued]" = queue.PriorityQueue()
+        # An operator's candidates go to the judge that drew its inputs (job_queue.py).
+        self._queue = OperatorQueue()
         self._sequence = itertools.count()
         self._evaluators: list[Evaluator] = []
         self._threads: list[threading.Thread] = []
@@ -366,13 +360,13 @@ class DevicePool(EvaluationPool):
         with self._lock:
             if self._closed:
                 raise RuntimeError("the evaluation pool is closed")
-            self._queue.put(_Queued(job.priority, next(self._sequence), job, future))
+            self._queue.put(Queued(job.priority, next(self._sequence), job, future))
         return future
 
     def _serve(self, index: int) -> None:
         usage = self._usage[index]
         while True:
-            item = self._queue.get()
+            item = self._queue.get(index)
             if item.job is None or item.future is None:  # the stop sentinel
                 return
             if not item.future.set_running_or_notify_cancel():
@@ -460,14 +454,14 @@ class DevicePool(EvaluationPool):
             while True:
                 try:
                     item = self._queue.get_nowait()
-                except queue.Empty:
+                except QueueEmpty:
                     break
                 if item.future is not None:
                     item.future.cancel()
             for evaluator in self._evaluators:
                 evaluator.kill_worker()
         for _ in self._threads:
-            self._queue.put(_Queued(1 << 30, next(self._sequence), None, None))
+            self._queue.put(Queued(1 << 30, next(self._sequence), None, None))
         for thread in self._threads:
             thread.join(timeout=None if not abort else 30)
         for evaluator in self._evaluators:
