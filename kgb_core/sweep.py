@@ -454,11 +454,13 @@ class _Pipeline:
             self.op_results[op.id].append(result)
             self._finish(op)
             return
-        for candidate in candidates:
-            if ResultKey(op.id, backend.name, method.name, candidate.sample) in self.done:
-                continue
-            future = self.pool.submit(EvalJob(op.id, candidate.source, method.name,
-                                              candidate.sample, priority=FINAL))
+        # Queued together, so that the pool keeps them on one judge (job_queue.py).
+        left = [candidate for candidate in candidates
+                if ResultKey(op.id, backend.name, method.name, candidate.sample) not in self.done]
+        futures = self.pool.submit_all([EvalJob(op.id, candidate.source, method.name,
+                                                candidate.sample, priority=FINAL)
+                                        for candidate in left])
+        for candidate, future in zip(left, futures):
             self.waiting[op.id] += 1
             self.unrecorded_tokens += _tokens(candidate)
             self.unrecorded_cost += candidate.cost_usd or 0.0

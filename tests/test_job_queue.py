@@ -56,10 +56,21 @@ def test_priority_comes_before_a_claim():
     assert _take(queue, "w1") == "b9"  # better than any job w1 may take: it goes to w1
 
 
-def test_a_worker_with_nothing_else_takes_a_claimed_operators_job():
+def test_a_worker_with_nothing_else_takes_a_claimed_operators_job_after_a_grace():
+    """An operator queued alone is claimed by the first taker; a second worker waits
+    STEAL_AFTER_S for another operator's job (a sweep queues the next one soon after), and
+    takes the claimed one's only when none came: no worker idles longer."""
     queue = _queue(("a", 5), ("a", 5), ("a", 5))
     assert _take(queue, "w1") == "a0"
-    assert _take(queue, "w2") == "a1", "no worker idles while a job waits"
+    started = time.monotonic()
+    assert queue.get("w2", steal_after_s=0.3).job.sample == 1
+    assert 0.25 <= time.monotonic() - started < 5
+    # Another operator's job put within the grace goes to the waiting worker instead.
+    later = threading.Timer(0.1, queue.put_all, ([Queued(5, 7, EvalJob(op="b", source="",
+                                                                       sample=7), None)],))
+    later.start()
+    assert queue.get("w2", steal_after_s=5).job.op == "b"
+    later.join()
 
 
 def test_a_waiting_worker_wakes_for_a_job_put_later():
@@ -102,9 +113,10 @@ class _RecordingEvaluator:
 
 
 def test_a_pools_samples_of_one_operator_run_on_one_judge(monkeypatch, registry):
-    """Three operators, four candidates each, two workers: the first two operators each run
-    on one judge (a plain queue handed their candidates to both); the third may be split at
-    the end, so that neither worker idles while its jobs wait."""
+    """Three operators, four candidates each, queued an operator at a time as a sweep does,
+    two workers: the first two operators each run on one judge (a plain queue handed their
+    candidates to both); the third may be split at the end, so that neither worker idles
+    long while its jobs wait."""
     monkeypatch.setattr(devices.Evaluator, "for_backend",
                         lambda backend, settings, device=None, slot=None:
                         _RecordingEvaluator(slot))
@@ -112,8 +124,9 @@ def test_a_pools_samples_of_one_operator_run_on_one_judge(monkeypatch, registry)
     pool = DevicePool(registry.backend("cpu"), untimed, [0], workers_per_device=2)
     pool.start()
     try:
-        futures = [pool.submit(EvalJob(op=op, source="", sample=sample))
-                   for op in ("a", "b", "c") for sample in range(4)]
+        futures = [future for op in ("a", "b", "c")
+                   for future in pool.submit_all([EvalJob(op=op, source="", sample=sample)
+                                                  for sample in range(4)])]
         assert all(f.result(timeout=30).passed for f in futures)
     finally:
         pool.close()

@@ -161,6 +161,11 @@ class EvaluationPool(ABC):
     def submit(self, job: EvalJob) -> "Future[EvalResult]":
         """Queue one job; the future's result is its ``EvalResult``."""
 
+    def submit_all(self, jobs: Sequence[EvalJob]) -> "list[Future[EvalResult]]":
+        """Queue jobs together (an operator's candidates): a pool that keeps an operator's
+        jobs on one worker sees them all at once."""
+        return [self.submit(job) for job in jobs]
+
     @abstractmethod
     def usage(self) -> list[SlotUsage]:
         """Per slot: jobs, busy seconds, worker starts."""
@@ -356,12 +361,16 @@ class DevicePool(EvaluationPool):
         return [{**e.worker_info, "slot": e.slot} for e in self._evaluators]
 
     def submit(self, job: EvalJob) -> "Future[EvalResult]":
-        future: "Future[EvalResult]" = Future()
+        return self.submit_all([job])[0]
+
+    def submit_all(self, jobs: Sequence[EvalJob]) -> "list[Future[EvalResult]]":
+        futures: "list[Future[EvalResult]]" = [Future() for _ in jobs]
         with self._lock:
             if self._closed:
                 raise RuntimeError("the evaluation pool is closed")
-            self._queue.put(Queued(job.priority, next(self._sequence), job, future))
-        return future
+            self._queue.put_all([Queued(job.priority, next(self._sequence), job, future)
+                                 for job, future in zip(jobs, futures)])
+        return futures
 
     def _serve(self, index: int) -> None:
         usage = self._usage[index]

@@ -9,16 +9,19 @@ and timed the same operator again (on the 2-core CPU, four workers reused few ba
 
 So the first worker to take an operator's job *claims* the operator while more of its jobs
 wait, and the other workers take other operators' jobs first. Priority still comes first: a
-job of a better priority than any a worker may take goes to it all the same, and a worker with
-nothing else left takes a claimed operator's job (no worker idles while jobs wait). With one job
-an operator (a plain sweep) nothing is ever claimed and the order is the plain queue's: best
-priority first, first come first within one.
+job of a better priority than any a worker may take goes to it all the same. A worker with
+nothing else left takes a claimed operator's job, after ``STEAL_AFTER_S`` with no other job
+queued: an operator's candidates are queued together (``put_all``), and a sweep queues the next
+operator's soon after, so a worker free at that moment waits that long rather than split the
+operator. With one job an operator (a plain sweep) nothing is ever claimed and the order is
+the plain queue's: best priority first, first come first within one.
 """
 
 from __future__ import annotations
 
 import heapq
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kgb_core.evaluation.devices import EvalJob
     from kgb_core.evaluation.results import EvalResult
+
+
+# How long a worker with only claimed operators' jobs to take waits for another job first.
+STEAL_AFTER_S = 0.5
 
 
 class Empty(Exception):
@@ -52,17 +59,34 @@ class OperatorQueue:
         self._claims: dict[str, Any] = {}  # operator -> the worker that claimed it
 
     def put(self, item: Queued) -> None:
+        self.put_all([item])
+
+    def put_all(self, items: list[Queued]) -> None:
+        """Queue items at once: no worker takes one before the others are in."""
         with self._condition:
-            heapq.heappush(self._items, item)
-            if item.job is not None:
-                self._waiting[item.job.op] += 1
+            for item in items:
+                heapq.heappush(self._items, item)
+                if item.job is not None:
+                    self._waiting[item.job.op] += 1
             self._condition.notify_all()
 
-    def get(self, worker: Any) -> Queued:
-        """The next job for ``worker`` (any hashable name), waiting until there is one."""
+    def get(self, worker: Any, steal_after_s: float = STEAL_AFTER_S) -> Queued:
+        """The next job for ``worker`` (any hashable name), waiting until there is one; a
+        claimed operator's job of another worker only after ``steal_after_s`` with no other."""
+        grace_ends: float | None = None
         with self._condition:
-            self._condition.wait_for(lambda: bool(self._items))
-            return self._take(worker)
+            while True:
+                if not self._items:
+                    grace_ends = None
+                    self._condition.wait()
+                    continue
+                if any(self._mine(item, worker) for item in self._items):
+                    return self._take(worker)
+                now = time.monotonic()
+                grace_ends = grace_ends or now + steal_after_s
+                if now >= grace_ends:
+                    return self._take(worker)
+                self._condition.wait(grace_ends - now)  # a job put meanwhile may be this one's
 
     def get_nowait(self, worker: Any = None) -> Queued:
         with self._condition:
