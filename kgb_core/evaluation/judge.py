@@ -363,7 +363,7 @@ def main() -> int:
     from kgb_core.evaluation import judge_status
 
     judge_status.configure(os.path.join(os.getcwd(), judge_status.STATUS_NAME))
-    # SIGUSR1 writes every thread's stack to the judge's log (Evaluator.judge_stacks): what a
+    # SIGUSR1 writes every thread's stack to the judge's log (Evaluator.ask_for_stacks): what a
     # stalled sweep's judges wait on, read without stopping them.
     faulthandler.register(STACKS_SIGNAL, all_threads=True)
     _not_dumpable()
