@@ -117,16 +117,18 @@ def test_a_pools_samples_of_one_operator_run_on_one_judge(monkeypatch, registry)
     two workers: the first two operators each run on one judge (a plain queue handed their
     candidates to both); the third may be split at the end, so that neither worker idles
     long while its jobs wait."""
+    _RecordingEvaluator.ran.clear()
     monkeypatch.setattr(devices.Evaluator, "for_backend",
                         lambda backend, settings, device=None, slot=None:
                         _RecordingEvaluator(slot))
     untimed = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
     pool = DevicePool(registry.backend("cpu"), untimed, [0], workers_per_device=2)
+    # All queued before the workers start, so that no loaded machine's scheduling decides it.
+    futures = [future for op in ("a", "b", "c")
+               for future in pool.submit_all([EvalJob(op=op, source="", sample=sample)
+                                              for sample in range(4)])]
     pool.start()
     try:
-        futures = [future for op in ("a", "b", "c")
-                   for future in pool.submit_all([EvalJob(op=op, source="", sample=sample)
-                                                  for sample in range(4)])]
         assert all(f.result(timeout=30).passed for f in futures)
     finally:
         pool.close()
