@@ -227,11 +227,11 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     cases = 0
     for detail in details:
         for timing in detail.get("timings") or ():
-            parts = timing.get("hold_s") or {}
+            parts = dict(timing.get("hold_s") or {})
             cases += bool(parts)
-            for name, seconds in {**{k: v for k, v in parts.items() if k != "runner"},
-                                  **{f"runner {k}": v for k, v in
-                                     (parts.get("runner") or {}).items()}}.items():
+            runner = parts.pop("runner", None) or {}
+            parts.update({f"runner {name}": seconds for name, seconds in runner.items()})
+            for name, seconds in parts.items():
                 hold[name] = hold.get(name, 0.0) + float(seconds)
     inside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}" for name, seconds in hold.items())
     return (f"s per operator by stage: {per_stage or 'none recorded'}\n"
@@ -337,8 +337,9 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
     """What the sweep's store holds, and where its time went; the last line is the rate."""
     rows = latest_rows(Path(args.db))
     print(by_source(rows))
-    waits = [row_detail(row).get("device_wait_s", 0.0) for row in rows]
-    to_hold = sum(row_detail(row).get("device_wait_alone_s", 0.0) for row in rows)
+    details = [row_detail(row) for row in rows]
+    waits = [detail.get("device_wait_s", 0.0) for detail in details]
+    to_hold = sum(detail.get("device_wait_alone_s", 0.0) for detail in details)
     print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator; to hold it alone "
           f"{to_hold:.1f} s, for the checks under way to end)")

@@ -83,6 +83,7 @@ class CpuInterpreterBackend(Backend):
         imports both, and says so clearly where one is broken), and importing torch here cost
         every ``kgb run``/``eval``/``serve`` about 1.4 s before its judge even started."""
         checks = []
+        found = None
         for module in ("torch", "triton"):
             found = importlib.util.find_spec(module)
             if found is None:
@@ -91,8 +92,9 @@ class CpuInterpreterBackend(Backend):
                 return Availability(False, f"needs torch and triton installed: no {module}",
                                     tuple(checks))
             checks.append(ProbeCheck(f"installed {module}", True, _version(module)))
-        interpreter = [Path(folder) / "runtime" / "interpreter.py" for folder in
-                       importlib.util.find_spec("triton").submodule_search_locations or ()]
+        # ``found`` is triton's: the interpreter is a file of its package.
+        interpreter = [Path(folder) / "runtime" / "interpreter.py"
+                       for folder in found.submodule_search_locations or ()]
         if not any(path.is_file() for path in interpreter):
             checks.append(ProbeCheck("triton.runtime.interpreter", False, "not in this triton"))
             return Availability(False, "this triton has no interpreter", tuple(checks))

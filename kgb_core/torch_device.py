@@ -184,18 +184,20 @@ class TorchDeviceBackend(Backend):
     def worker_host_memory_limit(self) -> int | None:
         return int(float(os.environ.get("KGB_WORKER_HOST_MEMORY_GB", "32")) * (1 << 30))
 
+    def _untouched(self) -> bool:
+        """Whether this process never touched the device: it holds nothing, and asking the
+        allocator would start a device context for nothing."""
+        initialized = getattr(self.device_module(), "is_initialized", None)
+        return initialized is not None and not initialized()
+
     def release_cached_memory(self) -> None:
-        module = self.device_module()
-        initialized = getattr(module, "is_initialized", None)
-        if initialized is not None and not initialized():
-            return  # a judge that never touched the device holds nothing (and starts nothing)
-        release_cached_device_memory(module)
+        if not self._untouched():
+            release_cached_device_memory(self.device_module())
 
     def device_memory_peak(self, reset: bool = False) -> int | None:
+        if self._untouched():
+            return 0
         module = self.device_module()
-        initialized = getattr(module, "is_initialized", None)
-        if initialized is not None and not initialized():
-            return 0  # never touched the device: nothing held (and no context made to say so)
         peak = getattr(module, "max_memory_reserved", None)
         if peak is None:
             return None

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from kgb_core.evaluation import harness_verdicts, verdicts
+from kgb_core.evaluation import harness_verdicts, judge_status, verdicts
 from kgb_core.evaluation.device_lock import LOCK_VARIABLE, lock_path
 from kgb_core.evaluation.judge import (BASELINES_VARIABLE, RECHECK_VARIABLE,
                                        RETIME_BEFORE_VARIABLE, STACKS_SIGNAL)
@@ -389,8 +389,6 @@ class Evaluator:
 
     def judge_status(self) -> dict[str, Any]:
         """What the judge wrote it is doing (judge_status.py): stage, device lock, since when."""
-        from kgb_core.evaluation import judge_status
-
         return judge_status.read(self.scratch) if self._worker is not None else {}
 
     def ask_for_stacks(self) -> int | None:
