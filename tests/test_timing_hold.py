@@ -42,7 +42,8 @@ request = RunnerChannel.request
 
 
 def logged(channel, payload, deadline):
-    log.append((payload.get("op"), lock._exclusive_depth))
+    log.append((payload.get("op"), lock._exclusive_depth,
+                payload.get("of") or payload.get("keep")))
     return request(channel, payload, deadline)
 
 
@@ -51,7 +52,7 @@ neg = registry.operator("aten.neg")
 
 
 def drawn(ctx):
-    log.append(("draw", lock._exclusive_depth))
+    log.append(("draw", lock._exclusive_depth, None))
     return neg.make_inputs(ctx)
 
 
@@ -65,7 +66,10 @@ for batch_bytes in (2 << 30, 1):  # every case in one batch; then each case a ba
     reports[batch_bytes] = {"verdict": result.verdict, "message": result.message,
                             "log": list(log), "takes": CountingLock.takes,
                             "timed": len(result.timings), "alone": result.device_alone_s,
-                            "stages": result.stage_s}
+                            "stages": result.stage_s,
+                            "hold_parts": [sorted(t["hold_s"]) for t in result.timings],
+                            "samples_parts": [sorted(t.get("samples_s") or ())
+                                              for t in result.timings]}
 judge.close()
 print(json.dumps(reports))
 """
@@ -86,9 +90,10 @@ def timed_neg(tmp_path_factory) -> dict:
 def test_draws_and_hand_overs_happen_beside_other_checks_only_timings_hold_the_device(timed_neg):
     report = timed_neg[str(2 << 30)]
     assert report["verdict"] == "pass", report["message"]
-    held = {(what, depth) for what, depth in report["log"]}
+    held = {(what, depth) for what, depth, _ in report["log"]}
     assert ("time", 1) in held and ("time", 0) not in held, held
     assert ("put", 0) in held and ("put", 1) not in held, held
+    assert ("samples", 0) in held and ("samples", 1) not in held, held
     assert ("draw", 1) not in held, "an input was drawn while the device was held alone"
     assert report["takes"] == 1, "every timed case of one operator under one hold"
     assert report["alone"] > 0 and set(report["stages"]) >= {"trials", "timing"}, report
@@ -98,3 +103,17 @@ def test_cases_past_the_batch_budget_take_a_hold_each(timed_neg):
     report = timed_neg["1"]
     assert report["verdict"] == "pass", report["message"]
     assert report["timed"] >= 2 and report["takes"] == report["timed"], report
+
+
+def test_each_timed_cases_samples_are_asked_for_by_its_own_name_after_the_hold(timed_neg):
+    """The batch's time requests, then (the hold over) one samples request each, for the very
+    slots timed; the hold's record no longer counts the samples, which get one of their own."""
+    report = timed_neg[str(2 << 30)]
+    assert report["verdict"] == "pass", report["message"]
+    timed = [slot for what, _, slot in report["log"] if what == "time"]
+    asked = [slot for what, _, slot in report["log"] if what == "samples"]
+    assert len(timed) >= 2 and sorted(asked) == sorted(timed) == sorted(set(timed)), report
+    ops = [what for what, _, _ in report["log"] if what in ("time", "samples")]
+    assert ops == ["time"] * len(timed) + ["samples"] * len(asked), ops
+    assert all(parts == ["baseline", "candidate", "runner"] for parts in report["hold_parts"])
+    assert all(parts == ["request", "runner", "unpack"] for parts in report["samples_parts"])

@@ -20,7 +20,7 @@ the runner handed back, and decides. The stages, in order, each able to end the 
    factor no other call gets), a random sample of its timed outputs compared with the reference
    on the values it saw; the baseline timed by the judge on its own copies. Only the timed
    calls hold the device alone: the sets are drawn and handed to the runner before, and the
-   samples compared after, beside other judges' checks;
+   samples copied out of the runner and compared after, beside other judges' checks;
 7. ``after timing``: for each timed case, one more rewritten-inputs call on its timed tensors
    (caching while timed), beside other judges' checks: it needs no device to itself, and
    outside the exclusive hold it no longer keeps every other judge on the device waiting.
@@ -261,8 +261,8 @@ def _input_bytes(value: Any) -> int:
 
 
 def _phases(described: Any) -> dict[str, float]:
-    """The runner's own split of a time request (a diagnostic it may get wrong, never read by
-    a verdict): names to seconds, anything else dropped."""
+    """The runner's own split of a time or samples request (a diagnostic it may get wrong,
+    never read by a verdict): names to seconds, anything else dropped."""
     if not isinstance(described, dict):
         return {}
     return {str(name)[:40]: float(seconds) for name, seconds in list(described.items())[:8]
@@ -272,7 +272,8 @@ def _phases(described: Any) -> dict[str, float]:
 @dataclass
 class _TimedCase:
     """A timed case between its hand-over and its check: the pristine copies of its input
-    sets (what its sampled outputs are compared on), and the samples once timed."""
+    sets (what its sampled outputs are compared on), its record in ``EvalResult.timings`` once
+    timed (where the samples' copying out is added after the hold), and the samples."""
 
     case: ShapeCase
     dtype: str
@@ -280,6 +281,7 @@ class _TimedCase:
     pristine: list[list[Any]] | None
     nbytes: int
     samples: Any = None
+    timing: dict[str, Any] | None = None
 
 
 class Evaluation:
@@ -500,20 +502,24 @@ class Evaluation:
         return entry
 
     def _time_batch(self, batch: list["_TimedCase"]) -> None:
+        """A batch's timings under one exclusive hold; then, beside other judges' checks,
+        each case's sampled outputs fetched from the runner (which kept each case's under its
+        own name) and compared."""
         with self._locked(self.device_lock.exclusive):
             for entry in batch:
                 self._time_case(entry)
         for entry in batch:
             with self._checking():
+                self._fetch_timed_samples(entry)
                 self._check_timed_samples(entry.case, entry.dtype, entry.samples,
                                           entry.pristine)
             entry.pristine = entry.samples = None  # the memory, for the next batch
             self._timed_slots.append((entry.case, entry.dtype, entry.slot))
 
     def _time_case(self, entry: "_TimedCase") -> None:
-        """The candidate's timing (in the runner, on the sets it was handed) and the
-        baseline's (the judge's, on copies of the same sets); the timed outputs the runner
-        sampled, copied out of its reply for comparison after the hold."""
+        """The candidate's timing (in the runner, on the sets it was handed, its sampled
+        outputs kept there under the case's slot) and the baseline's (the judge's, on copies
+        of the same sets). Only timings: this runs with the device held alone."""
         spec, case, dtype = self.spec, entry.case, entry.dtype
         began = time.perf_counter()
         reply = self._request({"op": "time", "keep": entry.slot, "reuse": entry.slot + "-sets",
@@ -523,19 +529,12 @@ class Evaluation:
                                "sample_seed": _RANDOM.randrange(1 << 62)})
         candidate = Timing(**reply["timing"])
         timed = time.perf_counter()
-        try:
-            entry.samples = [(int(i), int(v), int(scaled), out, after) for i, v, scaled, out,
-                             after in self._unpack_reply(reply["samples"])]
-        except (KeyError, TypeError, ValueError, OSError) as error:
-            raise ChannelViolation(f"the runner's timed samples are not what was asked: "
-                                   f"{error}") from None
-        unpacked = time.perf_counter()
         kept, reused = self.baselines.get_or_measure(
             BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
                               self.timing_settings, dict(case.params)),
             lambda: self._time_baseline([clone_tree(one) for one in entry.pristine]))
         reference = kept.timing
-        self.result.timings.append({
+        entry.timing = {
             "case": case.name, "tier": case.tier, "dtype": dtype,
             "candidate": candidate.to_dict(), "reference": reference.to_dict(),
             "reference_measured_at": kept.measured_at, "reference_reused": reused,
@@ -544,12 +543,31 @@ class Evaluation:
             "speedup": reference.median_ms / candidate.median_ms
             if candidate.median_ms > 0 else None,
             # Where the exclusive hold's time went for this case (diagnostic): the runner's
-            # time request, as the runner split it, the samples copied out, the baseline.
+            # time request, as the runner split it, and the baseline.
             "hold_s": {"candidate": round(timed - began, 4),
-                       "samples": round(unpacked - timed, 4),
-                       "baseline": round(time.perf_counter() - unpacked, 4),
+                       "baseline": round(time.perf_counter() - timed, 4),
                        "runner": _phases(reply.get("phases"))},
-        })
+        }
+        self.result.timings.append(entry.timing)
+
+    def _fetch_timed_samples(self, entry: "_TimedCase") -> None:
+        """The timed outputs the runner sampled for ``entry``, asked for after the hold
+        (copying them out is no timed work) and copied out of its reply for comparison. What
+        it took goes in the case's timing record as ``samples_s``, outside ``hold_s``: the
+        request's round trip (the runner's packing included) and the judge's copying out."""
+        began = time.perf_counter()
+        reply = self._request({"op": "samples", "of": entry.slot})
+        asked = time.perf_counter()
+        try:
+            entry.samples = [(int(i), int(v), int(scaled), out, after) for i, v, scaled, out,
+                             after in self._unpack_reply(reply["samples"])]
+        except (KeyError, TypeError, ValueError, OSError) as error:
+            raise ChannelViolation(f"the runner's timed samples are not what was asked: "
+                                   f"{error}") from None
+        if entry.timing is not None:
+            entry.timing["samples_s"] = {"request": round(asked - began, 4),
+                                         "unpack": round(time.perf_counter() - asked, 4),
+                                         "runner": _phases(reply.get("phases"))}
 
     def _after_timing(self) -> None:
         """The timed inputs get new values: an output cached while timed shows here."""
