@@ -210,6 +210,20 @@ def memory_peaks(rows: list[dict[str, Any]], top: int = 3) -> str:
             f"{statistics.median(p for p, _ in peaks) / gib:.1f}, largest {largest}")
 
 
+def memory_admission(pool: Any, usage: list[Any]) -> str:
+    """How the device's gate admitted jobs: by bytes against its capacity (the jobs' waits for
+    memory), or by count; and the jobs run again alone after running out of memory."""
+    retried = sum(u.retried_alone for u in usage)
+    gates = pool.memory_gates() if hasattr(pool, "memory_gates") else []
+    if not gates:
+        return f"jobs admitted by count; run again alone after running out of memory: {retried}"
+    said = "; ".join(f"device {g['device'] if g['device'] is not None else 0}: capacity "
+                     f"{g['capacity_bytes'] / (1 << 30):.1f} GiB, jobs waited for memory "
+                     f"{g['memory_waited_s']:.1f} s in all" for g in gates)
+    return f"jobs admitted by device memory ({said}); run again alone after running out of " \
+           f"memory: {retried}"
+
+
 def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     """Seconds per operator in each check stage (summed over the judges, which overlap), and
     the device held alone: the share of the wall no other judge could use the device."""
@@ -222,22 +236,36 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     count = max(1, len(rows))
     per_stage = ", ".join(f"{name} {seconds / count:.2f}" for name, seconds in stages.items())
     # Inside the hold, per timed case: the candidate's time request (the runner's own split
-    # of it), its samples copied out, the baseline (timed, or taken from the store).
+    # of it), the baseline (timed, or taken from the store). After it, beside other judges:
+    # the samples copied out, and before it the baseline's untimed first call, where made.
     hold: dict[str, float] = {}
+    after: dict[str, float] = {}
     cases = 0
     for detail in details:
         for timing in detail.get("timings") or ():
             parts = dict(timing.get("hold_s") or {})
             cases += bool(parts)
-            runner = parts.pop("runner", None) or {}
-            parts.update({f"runner {name}": seconds for name, seconds in runner.items()})
-            for name, seconds in parts.items():
-                hold[name] = hold.get(name, 0.0) + float(seconds)
+            _add_parts(hold, parts)
+            _add_parts(after, dict(timing.get("samples_s") or {}), "samples ")
+            if timing.get("baseline_warmed_s") is not None:
+                after["baseline's first call"] = (after.get("baseline's first call", 0.0)
+                                                  + float(timing["baseline_warmed_s"]))
     inside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}" for name, seconds in hold.items())
+    outside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}"
+                        for name, seconds in after.items())
     return (f"s per operator by stage: {per_stage or 'none recorded'}\n"
             f"device held alone (timing): {alone:.1f} s in all, {alone / count:.2f} s per "
             f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall\n"
-            f"inside the hold, s per timed case ({cases} cases): {inside or 'none recorded'}")
+            f"inside the hold, s per timed case ({cases} cases): {inside or 'none recorded'}\n"
+            f"outside it, s per timed case: {outside or 'none recorded'}")
+
+
+def _add_parts(sums: dict[str, float], parts: dict[str, Any], prefix: str = "") -> None:
+    """``parts`` (names to seconds, the runner's own split under "runner") added to ``sums``."""
+    runner = parts.pop("runner", None) or {}
+    parts.update({f"runner {name}": seconds for name, seconds in runner.items()})
+    for name, seconds in parts.items():
+        sums[prefix + name] = sums.get(prefix + name, 0.0) + float(seconds)
 
 
 def submissions(registry: Any, op_ids: list[str], samples: int) -> Path:
@@ -317,7 +345,7 @@ def main() -> None:
                             progress_factory=lambda total: Progress(total, stream=sys.stderr),
                             stop_at=deadline, pool=pool)
         giving_up.cancel()
-    summarise(args, time.monotonic() - started, outcome.usage, busy)
+    summarise(args, time.monotonic() - started, outcome.usage, busy, pool)
 
 
 def give_up(args: argparse.Namespace, started: float, pool: Any, busy: "BusySampler") -> None:
@@ -327,13 +355,13 @@ def give_up(args: argparse.Namespace, started: float, pool: Any, busy: "BusySamp
     if running:
         print(judge_stacks(pool), flush=True)
     print("what finished:", flush=True)
-    summarise(args, time.monotonic() - started, pool.usage(), busy)
+    summarise(args, time.monotonic() - started, pool.usage(), busy, pool)
     sys.stdout.flush()
     os._exit(3)
 
 
 def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
-              busy: "BusySampler") -> None:
+              busy: "BusySampler", pool: Any) -> None:
     """What the sweep's store holds, and where its time went; the last line is the rate."""
     rows = latest_rows(Path(args.db))
     print(by_source(rows))
@@ -345,6 +373,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
           f"{to_hold:.1f} s, for the checks under way to end)")
     print(where_the_time_went(rows, wall))
     print(memory_peaks(rows))
+    print(memory_admission(pool, usage))
     print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(
         f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in usage))

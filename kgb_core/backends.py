@@ -307,6 +307,12 @@ class Backend(ABC):
         jobs a device can check at once (on an H100, six at once ran out at a sweep's start)."""
         return None
 
+    def device_memory_total(self) -> int | None:
+        """Bytes of memory the device has, or None where the backend does not say (the CPU's
+        memory is the host's). A pool whose jobs share a device admits them by their bytes
+        against it (``evaluation/job_memory.py``); without it, by their count alone."""
+        return None
+
     def poison_free_memory(self, nbytes: int) -> None:
         """Fill memory the allocator will hand out next with NaN, so unwritten outputs show.
 

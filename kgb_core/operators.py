@@ -167,6 +167,10 @@ class InputContext:
         """``draw()`` (``kind`` of values, ``shape``, ``bounds``, in ``dtype``) moved to the
         device; a large one through the judge's draw cache (``kgb_core/draw_cache.py``), kept
         under what fixes its values, whose hit moves the generator on as the draw would."""
+        if self.device == "meta":
+            # Shapes and dtypes only (evaluation/job_memory.py sizes a job's inputs there):
+            # the values would be dropped, and drawing them took seconds an operator.
+            return self.torch.empty(shape, dtype=dtype, device="meta")
         if not draws.is_chunked(shape):
             return draw().to(self.device)
         from kgb_core import draw_cache

@@ -32,6 +32,7 @@ from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
                                          EvaluationPool, SlotUsage,
                                          check_workers_per_device, parse_devices)
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+from kgb_core.evaluation.job_memory import JobMemory
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.methods import GenerationContext, Method
 from kgb_core.operators import OperatorSpec
@@ -228,8 +229,12 @@ def make_pool(plan: SweepPlan) -> EvaluationPool:
         from kgb_core.ray_executor import RayPool
 
         return RayPool(plan.backend, settings, address=config.ray_address)
+    specs = {spec.id: spec for spec in plan.operators}
+    # Each job's device bytes, for a device its workers share (job_memory.py); a device that
+    # does not say its size (the CPU) ignores them.
+    memory = JobMemory(specs.get, plan.backend.quirks)
     return DevicePool(plan.backend, settings, plan.devices,
-                      workers_per_device=config.workers_per_device)
+                      workers_per_device=config.workers_per_device, memory=memory)
 
 
 def run_sweep(plan: SweepPlan, registry: Registry, store: ResultStore, *, resume: bool,

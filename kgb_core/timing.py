@@ -125,19 +125,30 @@ class Timer(ABC):
         if self._prepare is not None:
             self._prepare()
 
-    def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None) -> Timing:
+    def measure(self, fn: Callable[[], Any], prepare: Callable[[], Any] | None = None, *,
+                warmed: bool = False) -> Timing:
         """The call's timing. ``prepare``, when given, runs before every call of ``fn``, outside
         the timed region and before any cache flush: the runner writes the next call's input
-        values there, so that no two timed calls see the same tensors in the same state."""
+        values there, so that no two timed calls see the same tensors in the same state.
+
+        ``warmed``: the caller already made ``fn``'s untimed first call (and synchronized), so
+        the timer makes none. The judge makes a baseline's first call beside other judges'
+        checks, before it holds the device alone: nothing is measured in it, and a vLLM
+        baseline that loops in Python spends 20 s in it on the H100 (checker.py,
+        ``Evaluation._warm_baselines``)."""
         self._prepare = prepare
         try:
-            return self._measure(fn)
+            return self._measure(fn, warmed)
         finally:
             self._prepare = None
 
-    def _measure(self, fn: Callable[[], Any]) -> Timing:
-        self._before()
-        fn()  # the first call compiles and caches; it is never timed
+    def _measure(self, fn: Callable[[], Any], warmed: bool = False) -> Timing:
+        if not warmed:
+            # The first call compiles and caches; it is never timed. Its prepare goes with it:
+            # the timed calls below each run their own (``_before``), so skipping both keeps
+            # one prepare before every call of ``fn``.
+            self._before()
+            fn()
         if self.settings.warmup_ms <= 0:
             # No warm-up budget (Triton's interpreter): nothing happens between the estimate
             # and the repetitions, so the estimate's call is the first repetition instead of

@@ -208,6 +208,11 @@ class TorchDeviceBackend(Backend):
                 reset_peak()
         return held
 
+    def device_memory_total(self) -> int | None:
+        properties = getattr(self.device_module(), "get_device_properties", None)
+        total = getattr(properties(0), "total_memory", None) if properties else None
+        return int(total) if total else None
+
     def poison_free_memory(self, nbytes: int) -> None:
         """NaN-fill a block the device's caching allocator will reuse, so an unwritten output
         shows (every vendor's torch build keeps torch's caching allocator design)."""

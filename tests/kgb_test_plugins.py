@@ -64,6 +64,10 @@ class PeakCountBackend(CpuInterpreterBackend):
 
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
+    def device_memory_total(self):
+        """A size to admit shared jobs against (``devices._DeviceGate.capacity``)."""
+        return 64 << 30
+
 
 class FakeChipBackend(Backend):
     """A chip that is never here: only its quirks exist, which is all emulation needs."""

@@ -98,6 +98,39 @@ def test_stored_baselines_outlive_the_judge_and_follow_their_key(tmp_path):
     assert reused and drift.timing.median_ms == 3.0 and drift.recheck_ms == 3.3
 
 
+def test_would_measure_says_what_the_next_get_or_measure_does(tmp_path, monkeypatch):
+    """The judge asks before its exclusive hold, to make a baseline's untimed first call
+    beside other judges' checks only where the baseline will be measured: nothing kept, a
+    stored one to re-time, or a stored one drawn for a recheck, where the draw made in the
+    asking is the one the next get_or_measure follows."""
+    path = tmp_path / "baselines.sqlite"
+    key = BaselineCache.key("aten.neg", "c", "float32", "t", {})
+    measured = []
+
+    def measure(ms: float):
+        return lambda: (measured.append(ms), _timing(ms))[1]
+
+    fresh = BaselineCache(store=BaselineStore(path))
+    assert fresh.would_measure(key) and fresh.would_measure(key), "asking measures nothing"
+    assert measured == [] and not fresh.get_or_measure(key, measure(1.0))[1]
+    assert not fresh.would_measure(key), "kept in memory"
+    assert not BaselineCache(store=BaselineStore(path)).would_measure(key), "stored"
+    assert BaselineCache(store=BaselineStore(path), retime_before="9999-01-01T00:00:00+00:00"
+                         ).would_measure(key), "stored, but to be re-timed"
+
+    draws = iter([0.1, 0.9])  # recheck=0.5: the first draw re-times, the second does not
+    monkeypatch.setattr("kgb_core.evaluation.baselines._RANDOM",
+                        SimpleNamespace(random=lambda: next(draws)))
+    rechecked = BaselineCache(store=BaselineStore(path), recheck=0.5)
+    assert rechecked.would_measure(key) and rechecked.would_measure(key), "drawn once"
+    drift, reused = rechecked.get_or_measure(key, measure(1.1))
+    assert reused and drift.recheck_ms == 1.1 and measured == [1.0, 1.1]
+    unchecked = BaselineCache(store=BaselineStore(path), recheck=0.5)
+    assert not unchecked.would_measure(key)
+    kept, reused = unchecked.get_or_measure(key, measure(1.2))
+    assert reused and kept.recheck_ms is None and measured == [1.0, 1.1]
+
+
 def _reused(db) -> list[bool]:
     with ResultStore(db) as store:
         (row,) = store.results(store.runs()[0]["id"])

@@ -91,6 +91,7 @@ class _Scripted(WallClockTimer):
         self.samples = iter(samples)
 
     def time_once_ms(self, fn) -> float:
+        self._before()  # as every real timer does: the prepare before each timed call
         fn()
         return next(self.samples)
 
@@ -162,3 +163,31 @@ def test_a_config_sets_the_median_interval(tmp_path):
     path = tmp_path / "run.toml"
     path.write_text("[timing]\nmedian_interval = 0.01\n")
     assert load_config(path).timing_settings["median_interval"] == 0.01
+
+
+def test_a_warmed_call_is_not_called_untimed_again():
+    """``measure(fn, warmed=True)``: the caller made the untimed first call (the judge makes a
+    baseline's beside other judges' checks, before it holds the device alone), so the timer
+    makes one call fewer, and no prepare for it: one prepare before every call either way.
+    Scripted samples keep the counts exact: a slow call (one sample of 1500 ms fills the 2000 ms
+    budget), a fast one with a warm-up budget (3 estimate calls, 2 warm-up calls of the
+    estimate's 500 ms in 1000 ms, then 10 repetitions) and one without (the interpreter's)."""
+    policies = {
+        "slow": (TimingSettings(warmup_ms=25.0, rep_ms=100.0, slow_call_budget_ms=2000.0),
+                 1500.0, 1 + 1),
+        "fast": (TimingSettings(warmup_ms=1000.0, rep_ms=5000.0, min_repetitions=2,
+                                max_repetitions=10), 500.0, 1 + 3 + 2 + 10),
+        "no warm-up": (TimingSettings(warmup_ms=0.0, rep_ms=20.0, min_repetitions=2,
+                                      max_repetitions=5), 8.0, 1 + 2),
+    }
+    for name, (settings, sample_ms, calls_unwarmed) in policies.items():
+        counts = {}
+        for warmed in (False, True):
+            calls, prepared = [], []
+            timer = _Scripted(settings, [sample_ms] * 100)
+            timing = timer.measure(lambda: calls.append(1), lambda: prepared.append(1),
+                                   warmed=warmed)
+            counts[warmed] = len(calls)
+            assert len(prepared) == len(calls), (name, warmed)
+            assert timing.median_ms == sample_ms, (name, timing)
+        assert counts == {False: calls_unwarmed, True: calls_unwarmed - 1}, (name, counts)

@@ -111,6 +111,9 @@ class BaselineCache:
         self.retime_before = retime_before
         self.recheck = recheck
         self.hits = 0
+        # Recheck draws made ahead by ``would_measure``, each used by the key's next
+        # ``get_or_measure``: the two must agree on whether the baseline is measured.
+        self._rechecks: dict[tuple[str, ...], bool] = {}
 
     @staticmethod
     def key(op: str, case: str, dtype: str, timer_label: str, settings: dict[str, Any],
@@ -123,16 +126,18 @@ class BaselineCache:
     def get_or_measure(self, key: tuple[str, ...],
                        measure: Callable[[], Timing]) -> tuple[Baseline, bool]:
         """The kept baseline and True, or a new measurement (kept) and False."""
+        drawn = self._rechecks.pop(key, None)  # would_measure's recheck draw, if it made one
         kept = self._entries.get(key)
         if kept is not None:
             self.hits += 1
             return kept, True
-        stored_key = json.dumps([*key, self.environment()])
-        stored = self.store.get(stored_key) if self.store is not None else None
-        if stored is not None and stored.measured_at >= self.retime_before:
+        stored_key = self._stored_key(key)
+        stored = self._fresh_stored(stored_key)
+        if stored is not None:
             self._keep(key, stored)
             self.hits += 1
-            if self.recheck > 0 and _RANDOM.random() < self.recheck:
+            recheck = self._draw_recheck() if drawn is None else drawn
+            if recheck:
                 return Baseline(stored.timing, stored.measured_at, measure().median_ms), True
             return stored, True
         baseline = Baseline(measure(), now())
@@ -140,6 +145,36 @@ class BaselineCache:
             self.store.put(stored_key, baseline)
         self._keep(key, baseline)
         return baseline, False
+
+    def would_measure(self, key: tuple[str, ...]) -> bool:
+        """Whether ``get_or_measure(key, ...)`` would call its measure function now: nothing
+        kept, or a stored baseline drawn for a recheck. The judge asks before it holds the
+        device alone, to make the baseline's untimed first call beside other judges' checks
+        (checker.py); the recheck is drawn here, once, and that draw is what the key's next
+        ``get_or_measure`` does. Another judge may store the key in between: then nothing is
+        measured after all, and the early call cost one baseline call, not a timing."""
+        if key in self._entries:
+            return False
+        if self._fresh_stored(self._stored_key(key)) is None:
+            return True
+        if key not in self._rechecks:
+            self._rechecks[key] = self._draw_recheck()
+        return self._rechecks[key]
+
+    def _stored_key(self, key: tuple[str, ...]) -> str:
+        """The store's key: the cache's, with the environment every stored timing depends on."""
+        return json.dumps([*key, self.environment()])
+
+    def _fresh_stored(self, stored_key: str) -> Baseline | None:
+        """The stored baseline, unless there is none or ``retime_before`` asks it re-measured."""
+        stored = self.store.get(stored_key) if self.store is not None else None
+        if stored is not None and stored.measured_at >= self.retime_before:
+            return stored
+        return None
+
+    def _draw_recheck(self) -> bool:
+        """Whether a reused stored baseline is timed again this time (``recheck``)."""
+        return self.recheck > 0 and _RANDOM.random() < self.recheck
 
     def environment(self) -> str:
         if callable(self._environment):

@@ -19,8 +19,9 @@ the runner handed back, and decides. The stages, in order, each able to end the 
    cycling through three input sets with new values written before every call (scaled by a
    factor no other call gets), a random sample of its timed outputs compared with the reference
    on the values it saw; the baseline timed by the judge on its own copies. Only the timed
-   calls hold the device alone: the sets are drawn and handed to the runner before, and the
-   samples copied out of the runner and compared after, beside other judges' checks;
+   calls hold the device alone: the sets are drawn and handed to the runner (and, where other
+   judges share the device, a baseline to be measured gets its untimed first call) before,
+   and the samples copied out of the runner and compared after, beside other judges' checks;
 7. ``after timing``: for each timed case, one more rewritten-inputs call on its timed tensors
    (caching while timed), beside other judges' checks: it needs no device to itself, and
    outside the exclusive hold it no longer keeps every other judge on the device waiting.
@@ -282,6 +283,9 @@ class _TimedCase:
     nbytes: int
     samples: Any = None
     timing: dict[str, Any] | None = None
+    # Seconds the baseline's untimed first call took, made before the hold
+    # (``Evaluation._warm_baselines``); None where the timer makes it, inside the hold.
+    baseline_warmed_s: float | None = None
 
 
 class Evaluation:
@@ -505,6 +509,7 @@ class Evaluation:
         """A batch's timings under one exclusive hold; then, beside other judges' checks,
         each case's sampled outputs fetched from the runner (which kept each case's under its
         own name) and compared."""
+        self._warm_baselines(batch)
         with self._locked(self.device_lock.exclusive):
             for entry in batch:
                 self._time_case(entry)
@@ -529,10 +534,10 @@ class Evaluation:
                                "sample_seed": _RANDOM.randrange(1 << 62)})
         candidate = Timing(**reply["timing"])
         timed = time.perf_counter()
+        warmed = entry.baseline_warmed_s is not None
         kept, reused = self.baselines.get_or_measure(
-            BaselineCache.key(spec.id, case.name, dtype, self.timer.label,
-                              self.timing_settings, dict(case.params)),
-            lambda: self._time_baseline([clone_tree(one) for one in entry.pristine]))
+            self._baseline_key(entry),
+            lambda: self._time_baseline([clone_tree(one) for one in entry.pristine], warmed))
         reference = kept.timing
         entry.timing = {
             "case": case.name, "tier": case.tier, "dtype": dtype,
@@ -547,8 +552,37 @@ class Evaluation:
             "hold_s": {"candidate": round(timed - began, 4),
                        "baseline": round(time.perf_counter() - timed, 4),
                        "runner": _phases(reply.get("phases"))},
+            # The baseline's untimed first call, made before the hold (outside hold_s).
+            **({"baseline_warmed_s": round(entry.baseline_warmed_s, 4)} if warmed else {}),
         }
         self.result.timings.append(entry.timing)
+
+    def _baseline_key(self, entry: "_TimedCase") -> tuple[str, ...]:
+        """The timed case's key among the judge's kept baselines (``BaselineCache.key``)."""
+        case = entry.case
+        return BaselineCache.key(self.spec.id, case.name, entry.dtype, self.timer.label,
+                                 self.timing_settings, dict(case.params))
+
+    def _warm_baselines(self, batch: list["_TimedCase"]) -> None:
+        """Each baseline about to be measured gets its untimed first call here, beside other
+        judges' checks, before the batch's exclusive hold: nothing is measured in that call,
+        yet inside the hold it kept every other judge on the device waiting (on the H100,
+        vllm.convert_vertical_slash_indexes's baseline, a Python loop of 20 s a call: 38 s
+        held alone for its timing, half of it this call). Alone on its device (``NoLock``)
+        no judge waits, and the timer makes the call as before; an operator's own baseline
+        timer (``OperatorSpec.time_baseline``) makes its own."""
+        if isinstance(self.device_lock, NoLock) or self.spec.time_baseline is not None:
+            return
+        for entry in batch:
+            if entry.pristine is None or not self.baselines.would_measure(
+                    self._baseline_key(entry)):
+                continue
+            with self._checking():
+                began = time.perf_counter()
+                # A copy: the pristine sets are what the timed samples are compared on.
+                self.spec.timing_baseline(*clone_tree(entry.pristine[0]))
+                self.backend.synchronize()
+                entry.baseline_warmed_s = time.perf_counter() - began
 
     def _fetch_timed_samples(self, entry: "_TimedCase") -> None:
         """The timed outputs the runner sampled for ``entry``, asked for after the hold
@@ -574,13 +608,14 @@ class Evaluation:
         for case, dtype, slot in self._timed_slots:
             self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
 
-    def _time_baseline(self, sets: list[list[Any]]) -> Timing:
-        """The baseline's timing on the judge's own copies of the timed input sets."""
+    def _time_baseline(self, sets: list[list[Any]], warmed: bool = False) -> Timing:
+        """The baseline's timing on the judge's own copies of the timed input sets. ``warmed``:
+        its untimed first call was made before the hold (``_warm_baselines``)."""
         spec = self.spec
         if spec.time_baseline is not None:  # timed where the reference may run
             return spec.time_baseline(self.timing_settings, sets)
         turns = itertools.cycle(sets)
-        return self.timer.measure(lambda: spec.timing_baseline(*next(turns)))
+        return self.timer.measure(lambda: spec.timing_baseline(*next(turns)), warmed=warmed)
 
     def _check_timed_samples(self, case: ShapeCase, dtype: str,
                              entries: list[tuple[int, int, int, Any, Any]],

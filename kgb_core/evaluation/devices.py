@@ -28,6 +28,7 @@ import itertools
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from kgb_core.errors import UserError
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator, uses_device_lock
 from kgb_core.evaluation.job_queue import Empty as QueueEmpty
+from kgb_core.evaluation.job_memory import JobMemory, shared_capacity
 from kgb_core.evaluation.job_queue import OperatorQueue, Queued
 from kgb_core.evaluation.results import EvalResult, ran_out_of_device_memory
 
@@ -211,7 +213,15 @@ class _DeviceGate:
     all run out lower it once, not once each). Without the cap every later crowd runs out
     again, and each of its jobs runs twice (on an H100, four softmax checks whose processes
     held 10-17 GiB each: fewer requests a minute than two workers). The cap rises by one after ``RAISE_CAP_AFTER``
-    jobs fit under it, so one large operator does not slow a sweep's small ones for good."""
+    jobs fit under it, so one large operator does not slow a sweep's small ones for good.
+
+    Where the device's memory is known (``capacity``, bytes the jobs may hold together) and a
+    job says what it needs (``job_memory.JobMemory``), jobs are admitted by bytes instead: a
+    job shares the device while the needs of those sharing it and its own fit the capacity,
+    or alone where its need alone does not. Jobs waiting for memory are admitted in the order
+    they came, so a large one is not passed for good by a stream of small ones; the count cap
+    then stays off (a job that runs out of memory is still run again alone, and its peak
+    there is its operator's need from then on)."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
@@ -222,14 +232,39 @@ class _DeviceGate:
         self.cap: int | None = None  # no limit but the pool's workers
         self._fitted = 0
         self._most = 0  # the most jobs that ever shared the device at once
+        self.capacity: int | None = None  # bytes the jobs may hold together, where known
+        self.held_bytes = 0  # the needs of the jobs sharing the device now
+        self._memory_queue: deque[_Share] = deque()  # jobs waiting for memory, in order
+        self.memory_waited_s = 0.0  # what jobs waited for memory in all (a sweep's summary)
+
+    def _may_share(self, share: _Share, need: int | None) -> bool:
+        if self._exclusive or self._exclusive_wanted:
+            return False
+        if self.capacity is None or need is None:
+            return self.cap is None or self._shared < self.cap
+        if self._memory_queue[0] is not share:  # first come, first admitted
+            return False
+        return self._shared == 0 or self.held_bytes + need <= self.capacity
 
     @contextmanager
-    def shared(self) -> Iterator[_Share]:
+    def shared(self, need: int | None = None) -> Iterator[_Share]:
+        """A hold beside other jobs; ``need``, the job's bytes, counts against ``capacity``."""
         share = _Share()
         with self._condition:
-            self._condition.wait_for(lambda: not (self._exclusive or self._exclusive_wanted)
-                                     and (self.cap is None or self._shared < self.cap))
+            if self.capacity is None:
+                need = None
+            if need is not None:
+                self._memory_queue.append(share)
+            began = time.monotonic()
+            try:
+                self._condition.wait_for(lambda: self._may_share(share, need))
+            finally:
+                if need is not None:
+                    self._memory_queue.remove(share)
+                    self.memory_waited_s += time.monotonic() - began
+                    self._condition.notify_all()  # the next in line may fit now
             self._shared += 1
+            self.held_bytes += need or 0
             self._most = max(self._most, self._shared)
             self._holders.add(share)
             for holder in self._holders:
@@ -239,6 +274,7 @@ class _DeviceGate:
         finally:
             with self._condition:
                 self._shared -= 1
+                self.held_bytes -= need or 0
                 self._holders.discard(share)
                 self._condition.notify_all()
 
@@ -259,7 +295,7 @@ class _DeviceGate:
     def note_out_of_memory(self, share: _Share) -> None:
         """A job ran out of memory while ``share.peak`` jobs held the device at most: fewer
         share it from now on. Alone, it says nothing of sharing; its retry alone is all."""
-        if share.peak <= 1:
+        if share.peak <= 1 or self.capacity is not None:
             return
         with self._condition:
             self._most = max(self._most, share.peak)
@@ -294,10 +330,13 @@ class DevicePool(EvaluationPool):
 
     def __init__(self, backend: "Backend", settings: EvaluationSettings,
                  devices: Sequence[int] | None = None, workers_per_device: int = 1,
-                 gates: dict[int | None, "_DeviceGate"] | None = None) -> None:
+                 gates: dict[int | None, "_DeviceGate"] | None = None,
+                 memory: JobMemory | None = None) -> None:
         """``gates`` (``device_gates``) are shared with another pool on the same devices (a
         service's checks and timings): then this pool's jobs share each device with the
-        other's, and a timing pool's have it alone."""
+        other's, and a timing pool's have it alone. ``memory`` says each job's device bytes:
+        with it, and a device that says its size, jobs sharing a device are admitted by bytes
+        (``_DeviceGate``), not by count alone."""
         check_workers_per_device(workers_per_device)
         self.backend = backend
         self.settings = shares_devices(settings, workers_per_device)
@@ -313,6 +352,7 @@ class DevicePool(EvaluationPool):
         self._lock = threading.Lock()
         self._closed = False
         self._gates = gates if gates is not None else device_gates(self.devices)
+        self.memory = memory
 
     def describe(self) -> dict[str, Any]:
         # workers_per_device only when above 1, so a plain run records what it always did.
@@ -353,12 +393,25 @@ class DevicePool(EvaluationPool):
         if errors:
             self.close(abort=True)
             raise errors[0]
+        if self.memory is not None:
+            self._size_gates()
         for index, evaluator in enumerate(self._evaluators):
             thread = threading.Thread(target=self._serve, args=(index,), daemon=True,
                                       name=f"kgb-eval-{evaluator.slot or 0}")
             thread.start()
             self._threads.append(thread)
         return [{**e.worker_info, "slot": e.slot} for e in self._evaluators]
+
+    def _size_gates(self) -> None:
+        """Each shared device's gate learns the bytes its jobs may hold together, from the size
+        its judges reported (``Backend.device_memory_total``)."""
+        if self.workers_per_device == 1 and not self._shared_gates:
+            return
+        for device, gate in self._gates.items():
+            totals = [e.worker_info.get("device_memory_bytes")
+                      for e, (on, _) in zip(self._evaluators, self._slots()) if on == device]
+            if totals and totals[0]:
+                gate.capacity = shared_capacity(int(totals[0]), len(totals))
 
     def submit(self, job: EvalJob) -> "Future[EvalResult]":
         return self.submit_all([job])[0]
@@ -370,7 +423,18 @@ class DevicePool(EvaluationPool):
                 raise RuntimeError("the evaluation pool is closed")
             self._queue.put_all([Queued(job.priority, next(self._sequence), job, future)
                                  for job, future in zip(jobs, futures)])
+        if self.memory is not None and any(g.capacity for g in self._gates.values()):
+            # Read each operator's inputs on meta ahead of its turn at the gate (a large input
+            # maker takes seconds on the host), in the order the jobs came.
+            threading.Thread(target=self.memory.prefetch, args=([job.op for job in jobs],),
+                             daemon=True, name="kgb-job-memory").start()
         return futures
+
+    def memory_gates(self) -> list[dict[str, Any]]:
+        """Each device's gate by bytes, where it has one: its capacity and what jobs waited."""
+        return [{"device": device, "capacity_bytes": gate.capacity,
+                 "memory_waited_s": round(gate.memory_waited_s, 1)}
+                for device, gate in self._gates.items() if gate.capacity]
 
     def _serve(self, index: int) -> None:
         usage = self._usage[index]
@@ -416,11 +480,13 @@ class DevicePool(EvaluationPool):
         if self.workers_per_device == 1 and not self._shared_gates:
             return run()
         usage.gate = "waiting"
-        with gate.shared() as share:
+        need = self.memory.need(job.op) if self.memory is not None else None
+        with gate.shared(need) as share:
             usage.gate = "sharing"
             result = run()
         if not ran_out_of_device_memory(result):
             gate.note_fit()
+            self._observe_memory(job, result)
             return result
         gate.note_out_of_memory(share)
         usage.gate = "waiting"
@@ -431,7 +497,13 @@ class DevicePool(EvaluationPool):
         # Said on the result: its latency holds the first try, and the wait for every other
         # check on the device to end.
         again.retried_alone = f"{result.verdict}: {result.message}"[:RETRIED_MESSAGE_CHARS]
+        self._observe_memory(job, again)
         return again
+
+    def _observe_memory(self, job: EvalJob, result: EvalResult) -> None:
+        if self.memory is not None:
+            self.memory.observe(job.op, result.device_peak_judge_bytes,
+                                result.device_peak_runner_bytes)
 
     def usage(self) -> list[SlotUsage]:
         for evaluator, usage, (device, _) in zip(self._evaluators, self._usage, self._slots()):

@@ -224,6 +224,8 @@ class Judge:
             # The harness's device index this judge is pinned to (None: not pinned).
             "device_index": os.environ.get("KGB_DEVICE_INDEX"),
             "emulates": self.backend.emulates,
+            # What the device's gate admits jobs against (devices._DeviceGate.capacity).
+            "device_memory_bytes": self.backend.device_memory_total(),
             "sandbox": self.tool.name,
             "sandbox_detail": self.tool.detail,
             "python": platform.python_version(),

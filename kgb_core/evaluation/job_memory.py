@@ -1,0 +1,142 @@
+"""How much device memory one evaluation job holds, so a shared device admits jobs by bytes.
+
+Several judges check candidates on one GPU at once (``--workers-per-device``). Counting them
+is not enough: on an H100 (80 GB) six judges ran out of memory in four or five of their first
+seven jobs at a sweep's start, since one job of a cuBLAS copy holds 58-64 GiB (judge and runner
+together) while the median job holds 6.7 GiB (``benchmarks/results/h100-full-sweep-3d084dd-rows.txt``).
+Each such job ran again alone, and the count of jobs allowed to share the device was cut for
+every later one. So the device's gate (``devices._DeviceGate``) admits a job by an estimate of
+its bytes (``JobMemory.need``):
+
+- once a job of the same operator finished on this pool, the device memory it held at most
+  (``EvalResult.device_peak_judge_bytes`` + ``device_peak_runner_bytes``), with a margin: the
+  same checks on the same inputs, only the candidate's own allocations differ;
+- before that, a model: a judge and its runner hold about ``PER_BATCH_BYTE`` times the largest
+  batch of timed input sets (``checker.TIMED_BATCH_BYTES`` batches them, three sets a case,
+  each with the reference's output), plus ``BASE_BYTES`` of their own (the timer's flush
+  buffer, the allocator's blocks). On the 42 operators of that H100 run the peak was 2 to 12
+  times the batch above the base (median 6.6); the model over-reads most and under-reads a
+  few by up to a third, which the gate's margin and the retry alone after running out of
+  memory absorb.
+
+The batch is read from the operator's cases drawn on torch's ``meta`` device (shapes and
+dtypes, no data, no device), with the reference run there for its output's size where it can
+run on ``meta``. An operator whose inputs cannot be drawn there gets ``UNKNOWN_BYTES``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kgb_core.operators import OperatorSpec
+
+GIB = 1 << 30
+BASE_BYTES = int(1.5 * GIB)
+PER_BATCH_BYTE = 8
+# Where the model cannot read an operator's inputs: about the median job above, doubled.
+UNKNOWN_BYTES = 12 * GIB
+# An observed peak is the floor of the next job of the operator: its candidate may allocate
+# more than the last one did.
+OBSERVED_MARGIN = 1.25
+# A process's device context and what its libraries keep outside the allocator's count.
+PROCESS_BYTES = 3 * GIB // 4
+CAPACITY_MARGIN = 0.95
+
+
+def shared_capacity(total: int, workers: int) -> int:
+    """Bytes a device's jobs may hold together: its memory less each worker's two device
+    contexts (judge and runner, which no allocator counts), with a margin for fragmentation."""
+    return int((total - workers * 2 * PROCESS_BYTES) * CAPACITY_MARGIN)
+
+
+def _storage_bytes(values: Any) -> int:
+    """Bytes of the distinct storages under ``values`` (a view counts its storage once)."""
+    from kgb_core.evaluation.runner import tensors_in
+
+    storages = {id(t.untyped_storage()): t.untyped_storage().nbytes()
+                for t in tensors_in(list(values))}
+    return sum(storages.values())
+
+
+def case_set_bytes(spec: "OperatorSpec", case: Any, dtype: str) -> int:
+    """One input set of ``case`` in ``dtype`` and the reference's output on it, drawn on
+    ``meta``; the output counts as nothing where the reference cannot run there (a loop that
+    reads values). Raises where the inputs themselves cannot be drawn on ``meta``."""
+    from kgb_core.operators import InputContext
+
+    inputs = list(spec.make_inputs(InputContext(case, dtype, 0, "meta")))
+    held = _storage_bytes(inputs)
+    try:
+        held += _storage_bytes([spec.reference(*inputs)])
+    except Exception:  # noqa: BLE001 - a reference that needs values: its inputs alone
+        pass
+    return held
+
+
+def largest_timed_batch(spec: "OperatorSpec", quirks: Any) -> int:
+    """Bytes of the largest batch of timed cases, as ``Evaluation._time`` forms them: each
+    case's ``TIMING_SEEDS`` sets, a batch closed once it holds ``TIMED_BATCH_BYTES``."""
+    from kgb_core.evaluation.checker import TIMED_BATCH_BYTES, TIMING_SEEDS
+
+    batch = largest = 0
+    for case in spec.cases_in(quirks.timed_tiers):
+        if case.heldout:
+            continue
+        for dtype in spec.dtypes:
+            if dtype in quirks.skipped_dtypes:
+                continue
+            batch += case_set_bytes(spec, case, dtype) * len(TIMING_SEEDS)
+            largest = max(largest, batch)
+            if batch >= TIMED_BATCH_BYTES:
+                batch = 0
+    return largest
+
+
+def modelled_bytes(spec: "OperatorSpec", quirks: Any) -> int:
+    """The model's bytes for one job of ``spec`` (the module's docstring)."""
+    try:
+        return BASE_BYTES + PER_BATCH_BYTE * largest_timed_batch(spec, quirks)
+    except Exception:  # noqa: BLE001 - an input maker that needs real values
+        return UNKNOWN_BYTES
+
+
+class JobMemory:
+    """Each operator's device bytes for one job: its last observed peak when one finished,
+    else the model's. Shared by a pool's threads."""
+
+    def __init__(self, spec_of: Callable[[str], "OperatorSpec | None"], quirks: Any) -> None:
+        self._spec_of = spec_of
+        self._quirks = quirks
+        self._modelled: dict[str, int] = {}
+        self._observed: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def need(self, op: str) -> int:
+        with self._lock:
+            observed = self._observed.get(op)
+        if observed is not None:
+            return int(observed * OBSERVED_MARGIN)
+        if op not in self._modelled:
+            spec = self._spec_of(op)
+            modelled = UNKNOWN_BYTES if spec is None else modelled_bytes(spec, self._quirks)
+            with self._lock:
+                self._modelled[op] = modelled
+        return self._modelled[op]
+
+    def prefetch(self, ops: list[str]) -> None:
+        """The model's bytes of ``ops``, read now (a pool's thread, ahead of their jobs)."""
+        for op in dict.fromkeys(ops):
+            self.need(op)
+
+    def observe(self, op: str, judge_bytes: int | None, runner_bytes: int | None) -> None:
+        """A finished job's peaks (None where not counted: nothing learned)."""
+        if judge_bytes is None and runner_bytes is None:
+            return
+        with self._lock:
+            self._observed[op] = (judge_bytes or 0) + (runner_bytes or 0)
+
+
+__all__ = ["JobMemory", "case_set_bytes", "largest_timed_batch", "modelled_bytes",
+           "shared_capacity"]

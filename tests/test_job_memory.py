@@ -1,0 +1,191 @@
+"""Jobs sharing a device are admitted by the device memory they need, not by count alone
+(``devices._DeviceGate`` with ``capacity``, ``job_memory.JobMemory``): on an H100, six judges
+ran out of memory in four or five of a sweep's first seven jobs, one cuBLAS copy's job holding
+58-64 GiB where the median job held 6.7."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from kgb_core.evaluation import devices, job_memory
+from kgb_core.evaluation.devices import DevicePool, EvalJob
+from kgb_core.evaluation.evaluator import EvaluationSettings
+from kgb_core.evaluation.job_memory import JobMemory, modelled_bytes
+from kgb_core.operators import ShapeCase
+from kgb_core.plugins import load_registry
+
+GIB = 1 << 30
+
+
+class _Holder:
+    """A thread that holds the gate shared with ``need`` bytes until told to leave."""
+
+    def __init__(self, gate: devices._DeviceGate, name: str, need: int | None,
+                 order: list[str]) -> None:
+        self.inside, self.leave = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with gate.shared(need):
+                order.append(name)
+                self.inside.set()
+                self.leave.wait(10)
+
+        self.thread = threading.Thread(target=hold, daemon=True)
+        self.thread.start()
+
+    def end(self) -> None:
+        self.leave.set()
+        self.thread.join(10)
+
+
+def _settle() -> None:
+    time.sleep(0.2)  # long enough for a thread that could enter to have entered
+
+
+def test_a_job_waits_until_its_bytes_fit_and_later_jobs_wait_behind_it():
+    gate = devices._DeviceGate()
+    gate.capacity = 10 * GIB
+    order: list[str] = []
+    first = _Holder(gate, "first", 6 * GIB, order)
+    first.inside.wait(5)
+    second = _Holder(gate, "second", 6 * GIB, order)
+    _settle()
+    # Small enough to fit beside the first, but it came after the second: it waits its turn,
+    # or a stream of small jobs could keep the second out for good.
+    third = _Holder(gate, "third", 3 * GIB, order)
+    _settle()
+    assert order == ["first"] and gate.held_bytes == 6 * GIB
+    first.end()
+    second.inside.wait(5)
+    third.inside.wait(5)
+    assert order == ["first", "second", "third"] and gate.held_bytes == 9 * GIB
+    second.end()
+    third.end()
+    assert gate.held_bytes == 0
+
+
+def test_a_job_larger_than_the_device_runs_once_the_device_is_empty():
+    gate = devices._DeviceGate()
+    gate.capacity = 10 * GIB
+    order: list[str] = []
+    small = _Holder(gate, "small", 2 * GIB, order)
+    small.inside.wait(5)
+    huge = _Holder(gate, "huge", 40 * GIB, order)
+    _settle()
+    assert order == ["small"]
+    small.end()
+    huge.inside.wait(5)
+    after = _Holder(gate, "after", 1 * GIB, order)
+    _settle()
+    assert order == ["small", "huge"]  # nothing shares with the job that needs it all
+    huge.end()
+    after.inside.wait(5)
+    after.end()
+    assert order == ["small", "huge", "after"]
+
+
+def test_without_a_known_capacity_needs_are_ignored():
+    gate = devices._DeviceGate()
+    order: list[str] = []
+    holders = [_Holder(gate, name, 100 * GIB, order) for name in ("a", "b", "c")]
+    for holder in holders:
+        holder.inside.wait(5)
+    assert sorted(order) == ["a", "b", "c"] and gate.held_bytes == 0
+    for holder in holders:
+        holder.end()
+
+
+def test_running_out_of_memory_lowers_the_count_cap_only_where_bytes_are_not_known():
+    share = devices._Share()
+    share.peak = 6
+    counted = devices._DeviceGate()
+    counted.note_out_of_memory(share)
+    assert counted.cap == 3
+    sized = devices._DeviceGate()
+    sized.capacity = 70 * GIB
+    sized.note_out_of_memory(share)
+    assert sized.cap is None  # the job runs again alone; its peak then is its need
+
+
+def _spec_with_sizes(registry, sizes):
+    """aten.neg with its timed cases replaced by 1-D cases of ``sizes`` elements."""
+    spec = registry.operator("aten.neg")
+    cases = tuple(ShapeCase(name=f"n{n}", params={"shape": (n,)}, tier="large")
+                  for n in sizes)
+    return replace(spec, cases=cases, dtypes=("float32",))
+
+
+def test_the_model_grows_with_an_operators_timed_inputs():
+    registry = load_registry()
+    quirks = registry.backend("nvidia").quirks
+    small = modelled_bytes(_spec_with_sizes(registry, [1 << 20]), quirks)
+    large = modelled_bytes(_spec_with_sizes(registry, [1 << 26]), quirks)
+    # Three sets of the input and the reference's output, fp32, times the model's factor.
+    per_set = 2 * 4 * (1 << 26)
+    assert large - job_memory.BASE_BYTES == job_memory.PER_BATCH_BYTE * 3 * per_set
+    assert job_memory.BASE_BYTES < small < large
+
+
+def test_an_observed_peak_replaces_the_model_and_an_unknown_operator_gets_the_default():
+    registry = load_registry()
+    memory = JobMemory(lambda op: registry.operator(op) if op == "aten.neg" else None,
+                       registry.backend("nvidia").quirks)
+    modelled = memory.need("aten.neg")
+    assert modelled > job_memory.BASE_BYTES
+    memory.observe("aten.neg", None, None)  # nothing counted: nothing learned
+    assert memory.need("aten.neg") == modelled
+    memory.observe("aten.neg", 1 * GIB, 2 * GIB)
+    assert memory.need("aten.neg") == int(3 * GIB * job_memory.OBSERVED_MARGIN)
+    assert memory.need("vllm.nothing_here") == job_memory.UNKNOWN_BYTES
+
+
+def test_inputs_that_cannot_be_drawn_on_meta_get_the_default():
+    registry = load_registry()
+    spec = registry.operator("aten.neg")
+
+    def needs_values(ctx):
+        return [ctx.randn(4).sum().item()]  # .item() needs a value: none on meta
+
+    quirks = registry.backend("nvidia").quirks
+    assert modelled_bytes(replace(spec, make_inputs=needs_values), quirks) == \
+        job_memory.UNKNOWN_BYTES
+
+
+def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(monkeypatch):
+    import kgb_test_plugins
+
+    registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
+    backend = registry.backend("cpu_peakcount")
+    monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
+    monkeypatch.setenv("PYTHONPATH", str(kgb_test_plugins.KERNELS.parent))
+    memory = JobMemory(registry.operator, backend.quirks)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    spec = registry.operator("aten.neg")
+    with DevicePool(backend, settings, workers_per_device=2, memory=memory) as pool:
+        pool.start()
+        gate = pool._gates[None]
+        assert gate.capacity == job_memory.shared_capacity(64 << 30, 2)
+        result = pool.submit(EvalJob(op=spec.id, source=spec.reference_kernel())).result(120)
+    assert result.verdict == "pass", result.message
+    observed = result.device_peak_judge_bytes + result.device_peak_runner_bytes
+    assert memory.need(spec.id) == int(observed * job_memory.OBSERVED_MARGIN)
+    assert gate.held_bytes == 0
+
+
+@pytest.mark.parametrize("workers", [1])
+def test_a_pool_with_one_worker_a_device_sizes_no_gate(workers, monkeypatch):
+    import kgb_test_plugins
+
+    registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
+    backend = registry.backend("cpu_peakcount")
+    monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
+    monkeypatch.setenv("PYTHONPATH", str(kgb_test_plugins.KERNELS.parent))
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    with DevicePool(backend, settings, workers_per_device=workers,
+                    memory=JobMemory(registry.operator, backend.quirks)) as pool:
+        pool.start()
+        assert pool._gates[None].capacity is None  # nothing shares the device
