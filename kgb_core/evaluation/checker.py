@@ -499,9 +499,11 @@ class Evaluation:
         """One timed case's three input sets, drawn, kept pristine here, and put in the
         runner under a name of their own (its memory then holds them until they are timed)."""
         sets = [self._draw(case, dtype, seed) for seed in TIMING_SEEDS]
-        pristine = [clone_tree(one) for one in sets]
-        entry = _TimedCase(case, dtype, f"timed-{index}", pristine,
-                           _input_bytes(sets))
+        # The drawn sets are the pristine copies themselves: the runner gets its own through
+        # the arena, and everything here that computes on them (the baseline, the samples'
+        # references) works on clones. A clone more held another batch of the device's
+        # memory while it was handed over (judges sharing an H100 ran out at a sweep's start).
+        entry = _TimedCase(case, dtype, f"timed-{index}", sets, _input_bytes(sets))
         self._request({"op": "put", "keep": entry.slot + "-sets"}, inputs=sets)
         return entry
 
