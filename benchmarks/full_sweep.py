@@ -224,6 +224,27 @@ def memory_admission(pool: Any, usage: list[Any]) -> str:
            f"memory: {retried}"
 
 
+def worker_time(rows: list[dict[str, Any]], usage: list[Any], wall: float) -> str:
+    """Every worker's time over the wall, split: waiting at the device's gate for memory,
+    its judge waiting for the device's lock, holding the device alone (timing), checking; the
+    rest of the workers' busy time (what the judges do not count, jobs cut at the deadline,
+    retries), and idle time. Where a sweep's time goes: the issue's profile, in one line."""
+    details = [row_detail(row) for row in rows]
+    total = len(usage) * wall
+    busy = sum(u.busy_s for u in usage)
+    memory = sum(float(d.get("memory_wait_s") or 0.0) for d in details)
+    lock = sum(float(d.get("device_wait_s") or 0.0) for d in details)
+    alone = sum(float(d.get("device_alone_s") or 0.0) for d in details)
+    judged = sum(float(row.get("duration_s") or 0.0) for row in rows)
+    parts = [("waiting at the gate for memory", memory), ("judges waiting for the lock", lock),
+             ("holding the device alone", alone), ("checking", judged - lock - alone),
+             ("outside the judges' count (runner starts, unfinished jobs, retries)",
+              busy - memory - judged), ("idle", total - busy)]
+    return (f"worker time, {len(usage)} workers x {wall:.0f} s = {total:.0f} s: " + ", ".join(
+        f"{name} {seconds:.0f} ({100 * seconds / max(total, 1e-9):.0f} %)"
+        for name, seconds in parts))
+
+
 def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     """Seconds per operator in each check stage (summed over the judges, which overlap), and
     the device held alone: the share of the wall no other judge could use the device."""
@@ -374,6 +395,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
     print(where_the_time_went(rows, wall))
     print(memory_peaks(rows))
     print(memory_admission(pool, usage))
+    print(worker_time(rows, usage, wall))
     print(baseline_note(rows).strip() or "baselines: none timed")
     print("evaluation workers: " + "; ".join(
         f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in usage))

@@ -189,3 +189,39 @@ def test_a_pool_with_one_worker_a_device_sizes_no_gate(workers, monkeypatch):
                     memory=JobMemory(registry.operator, backend.quirks)) as pool:
         pool.start()
         assert pool._gates[None].capacity is None  # nothing shares the device
+
+
+class _HalfTheDevice(JobMemory):
+    """Every job needs 60 % of the gate's capacity: two cannot share the device."""
+
+    capacity = 0
+
+    def need(self, op: str) -> int:
+        return int(self.capacity * 0.6)
+
+
+def test_jobs_too_large_to_share_wait_their_turn_and_say_how_long(monkeypatch):
+    import kgb_test_plugins
+
+    registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
+    backend = registry.backend("cpu_peakcount")
+    monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
+    monkeypatch.setenv("PYTHONPATH", str(kgb_test_plugins.KERNELS.parent))
+    memory = _HalfTheDevice(registry.operator, backend.quirks)
+    memory.capacity = job_memory.shared_capacity(64 << 30, 2)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    # Two operators: one operator's candidates would go to one judge (job_queue.py).
+    specs = [registry.operator(op) for op in ("aten.neg", "aten.abs")]
+    with DevicePool(backend, settings, workers_per_device=2, memory=memory) as pool:
+        pool.start()
+        futures = pool.submit_all([EvalJob(op=spec.id, source=spec.reference_kernel())
+                                   for spec in specs])
+        results = [future.result(120) for future in futures]
+        gates = pool.memory_gates()
+    assert [r.verdict for r in results] == ["pass", "pass"], [r.message for r in results]
+    # One ran while the other waited for it to end: its wait is at least the first's run.
+    first, second = sorted(results, key=lambda r: r.memory_wait_s)
+    assert first.memory_wait_s < 0.05
+    assert second.memory_wait_s >= 0.8 * first.duration_s > 0
+    assert gates[0]["memory_waited_s"] == pytest.approx(
+        first.memory_wait_s + second.memory_wait_s, abs=0.1)

@@ -196,6 +196,7 @@ class _Share:
 
     def __init__(self) -> None:
         self.peak = 0
+        self.memory_wait_s = 0.0  # how long it waited for memory before it was admitted
 
 
 # Jobs that fit beside each other, under a lowered cap, before one more may share the device.
@@ -261,7 +262,8 @@ class _DeviceGate:
             finally:
                 if need is not None:
                     self._memory_queue.remove(share)
-                    self.memory_waited_s += time.monotonic() - began
+                    share.memory_wait_s = time.monotonic() - began
+                    self.memory_waited_s += share.memory_wait_s
                     self._condition.notify_all()  # the next in line may fit now
             self._shared += 1
             self.held_bytes += need or 0
@@ -484,6 +486,7 @@ class DevicePool(EvaluationPool):
         with gate.shared(need) as share:
             usage.gate = "sharing"
             result = run()
+        result.memory_wait_s = round(share.memory_wait_s, 3)
         if not ran_out_of_device_memory(result):
             gate.note_fit()
             self._observe_memory(job, result)
@@ -497,6 +500,7 @@ class DevicePool(EvaluationPool):
         # Said on the result: its latency holds the first try, and the wait for every other
         # check on the device to end.
         again.retried_alone = f"{result.verdict}: {result.message}"[:RETRIED_MESSAGE_CHARS]
+        again.memory_wait_s = result.memory_wait_s
         self._observe_memory(job, again)
         return again
 

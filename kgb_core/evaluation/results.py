@@ -57,6 +57,9 @@ class EvalResult:
     # Where a job that ran out of memory beside other checks ran again with the device to itself
     # (devices.DevicePool): the first try's verdict and message. Empty when it ran once.
     retried_alone: str = ""
+    # Seconds the job waited at its device's gate for memory (devices._DeviceGate, jobs
+    # admitted by their bytes) before its judge had it: not part of duration_s either.
+    memory_wait_s: float = 0.0
 
     @property
     def passed(self) -> bool:
