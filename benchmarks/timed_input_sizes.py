@@ -16,7 +16,7 @@ import argparse
 import statistics
 
 from kgb_core.evaluation.checker import TIMING_SEEDS
-from kgb_core.evaluation.runner import tensors_in
+from kgb_core.evaluation.job_memory import storage_bytes, timed_cases
 from kgb_core.operators import InputContext
 from kgb_core.plugins import load_registry
 
@@ -26,20 +26,13 @@ GIB = 1 << 30
 def timed_bytes(spec, quirks) -> tuple[int, int, bool]:
     """(all timed cases' input sets, the largest case's, whether every case could be drawn)."""
     cases, complete = [], True
-    for case in spec.cases_in(quirks.timed_tiers):
-        if case.heldout:
+    for case, dtype in timed_cases(spec, quirks):
+        try:
+            inputs = spec.make_inputs(InputContext(case, dtype, 0, "meta"))
+        except Exception:  # noqa: BLE001 - an input maker that needs real values
+            complete = False
             continue
-        for dtype in spec.dtypes:
-            if dtype in quirks.skipped_dtypes:
-                continue
-            try:
-                inputs = spec.make_inputs(InputContext(case, dtype, 0, "meta"))
-            except Exception:  # noqa: BLE001 - an input maker that needs real values
-                complete = False
-                continue
-            storages = {id(t.untyped_storage()): t.untyped_storage().nbytes()
-                        for t in tensors_in(list(inputs))}
-            cases.append(sum(storages.values()) * len(TIMING_SEEDS))
+        cases.append(storage_bytes(inputs) * len(TIMING_SEEDS))
     return sum(cases), max(cases, default=0), complete
 
 

@@ -32,6 +32,17 @@ CPU_JUDGE_PRELUDE = CPU_BACKEND_PRELUDE + """judge = Judge(backend, registry)
 """
 
 
+def script_report(script: str, *args: str, timeout: float = 600) -> dict:
+    """Run ``script`` (``python -c``, from the repository, with this environment) and return
+    the JSON object its last line of output prints; a failing script fails the test."""
+    import json
+
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                          text=True, cwd=str(REPO), timeout=timeout, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 @pytest.fixture
 def registry():
     return load_registry()

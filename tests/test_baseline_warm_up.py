@@ -10,13 +10,8 @@ and whether a timer was measuring (and whether it was told the call was warmed).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from conftest import CPU_BACKEND_PRELUDE, REPO
+from conftest import CPU_BACKEND_PRELUDE, script_report
 
 from kgb_core.evaluation.sandbox import find_sandbox
 
@@ -96,12 +91,7 @@ print(json.dumps(reports))
 def warm_ups(tmp_path_factory) -> dict:
     """aten.neg timed by judges sharing a device lock (a fresh baseline cache, the same
     cache again, a later judge on the stored baselines) and by one alone on its device."""
-    folder = tmp_path_factory.mktemp("warm")
-    done = subprocess.run([sys.executable, "-c", WARM_UP_SCRIPT, str(folder)],
-                          capture_output=True, text=True, cwd=str(REPO), timeout=600,
-                          env=dict(os.environ))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return script_report(WARM_UP_SCRIPT, str(tmp_path_factory.mktemp("warm")), timeout=600)
 
 
 def test_a_shared_devices_baseline_is_first_called_beside_the_checks(warm_ups):

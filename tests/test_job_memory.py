@@ -42,14 +42,19 @@ class _Holder:
         self.thread.join(10)
 
 
+def _sized_gate() -> devices._DeviceGate:
+    """A device's gate that admits jobs by bytes, 10 GiB of them."""
+    gate = devices._DeviceGate()
+    gate.capacity = 10 * GIB
+    return gate
+
+
 def _settle() -> None:
     time.sleep(0.2)  # long enough for a thread that could enter to have entered
 
 
 def test_a_job_waits_until_its_bytes_fit_and_later_jobs_wait_behind_it():
-    gate = devices._DeviceGate()
-    gate.capacity = 10 * GIB
-    order: list[str] = []
+    gate, order = _sized_gate(), []
     first = _Holder(gate, "first", 6 * GIB, order)
     first.inside.wait(5)
     second = _Holder(gate, "second", 6 * GIB, order)
@@ -69,9 +74,7 @@ def test_a_job_waits_until_its_bytes_fit_and_later_jobs_wait_behind_it():
 
 
 def test_a_job_larger_than_the_device_runs_once_the_device_is_empty():
-    gate = devices._DeviceGate()
-    gate.capacity = 10 * GIB
-    order: list[str] = []
+    gate, order = _sized_gate(), []
     small = _Holder(gate, "small", 2 * GIB, order)
     small.inside.wait(5)
     huge = _Holder(gate, "huge", 40 * GIB, order)
@@ -155,13 +158,19 @@ def test_inputs_that_cannot_be_drawn_on_meta_get_the_default():
         job_memory.UNKNOWN_BYTES
 
 
-def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(monkeypatch):
+@pytest.fixture
+def peakcount(monkeypatch):
+    """The test backend that counts peaks and says its device's size, for a real pool."""
     import kgb_test_plugins
 
     registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
-    backend = registry.backend("cpu_peakcount")
     monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
     monkeypatch.setenv("PYTHONPATH", str(kgb_test_plugins.KERNELS.parent))
+    return registry, registry.backend("cpu_peakcount")
+
+
+def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(peakcount):
+    registry, backend = peakcount
     memory = JobMemory(registry.operator, backend.quirks)
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
     spec = registry.operator("aten.neg")
@@ -176,16 +185,10 @@ def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(mo
     assert gate.held_bytes == 0
 
 
-@pytest.mark.parametrize("workers", [1])
-def test_a_pool_with_one_worker_a_device_sizes_no_gate(workers, monkeypatch):
-    import kgb_test_plugins
-
-    registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
-    backend = registry.backend("cpu_peakcount")
-    monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
-    monkeypatch.setenv("PYTHONPATH", str(kgb_test_plugins.KERNELS.parent))
+def test_a_pool_with_one_worker_a_device_sizes_no_gate(peakcount):
+    registry, backend = peakcount
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
-    with DevicePool(backend, settings, workers_per_device=workers,
+    with DevicePool(backend, settings, workers_per_device=1,
                     memory=JobMemory(registry.operator, backend.quirks)) as pool:
         pool.start()
         assert pool._gates[None].capacity is None  # nothing shares the device
@@ -200,13 +203,8 @@ class _HalfTheDevice(JobMemory):
         return int(self.capacity * 0.6)
 
 
-def test_jobs_too_large_to_share_wait_their_turn_and_say_how_long(monkeypatch):
-    import kgb_test_plugins
-
-    registry = load_registry(extra=[("kgb_test_plugins", kgb_test_plugins)])
-    backend = registry.backend("cpu_peakcount")
-    monkeypatch.setenv("KGB_EXTRA_PLUGINS", "kgb_test_plugins")
-    monkeypatch.setenv("PYTHONPATH", str(kgb_test_plugins.KERNELS.parent))
+def test_jobs_too_large_to_share_wait_their_turn_and_say_how_long(peakcount):
+    registry, backend = peakcount
     memory = _HalfTheDevice(registry.operator, backend.quirks)
     memory.capacity = job_memory.shared_capacity(64 << 30, 2)
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)

@@ -10,13 +10,8 @@ device was held alone at that moment.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from conftest import CPU_BACKEND_PRELUDE, REPO
+from conftest import CPU_BACKEND_PRELUDE, script_report
 
 HOLD_SCRIPT = r"""
 import dataclasses, json, os, sys
@@ -79,12 +74,7 @@ print(json.dumps(reports))
 def timed_neg(tmp_path_factory) -> dict:
     """aten.neg's reference timed by one real judge twice: all its cases in one batch, then
     each case in a batch of its own (``checker.TIMED_BATCH_BYTES`` of 1 byte)."""
-    folder = tmp_path_factory.mktemp("lock")
-    done = subprocess.run([sys.executable, "-c", HOLD_SCRIPT, str(folder)],
-                          capture_output=True, text=True, cwd=str(REPO), timeout=300,
-                          env=dict(os.environ))
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return script_report(HOLD_SCRIPT, str(tmp_path_factory.mktemp("lock")), timeout=300)
 
 
 def test_draws_and_hand_overs_happen_beside_other_checks_only_timings_hold_the_device(timed_neg):

@@ -46,6 +46,7 @@ from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.device_lock import DeviceLock, NoLock
+from kgb_core.evaluation.job_memory import timed_cases
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
@@ -475,9 +476,7 @@ class Evaluation:
         alone, then its sampled outputs compared beside the checks again. Only the timings
         hold the device alone; cases go in batches of at most ``TIMED_BATCH_BYTES`` of
         inputs, one exclusive hold each (most operators: one)."""
-        spec, quirks = self.spec, self.backend.quirks
-        timed = [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
-                 for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+        timed = timed_cases(self.spec, self.backend.quirks)
         batch: list[_TimedCase] = []
         for index, (case, dtype) in enumerate(timed):
             with self._checking():

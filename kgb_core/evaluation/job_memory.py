@@ -51,7 +51,7 @@ def shared_capacity(total: int, workers: int) -> int:
     return int((total - workers * 2 * PROCESS_BYTES) * CAPACITY_MARGIN)
 
 
-def _storage_bytes(values: Any) -> int:
+def storage_bytes(values: Any) -> int:
     """Bytes of the distinct storages under ``values`` (a view counts its storage once)."""
     from kgb_core.evaluation.runner import tensors_in
 
@@ -67,12 +67,18 @@ def case_set_bytes(spec: "OperatorSpec", case: Any, dtype: str) -> int:
     from kgb_core.operators import InputContext
 
     inputs = list(spec.make_inputs(InputContext(case, dtype, 0, "meta")))
-    held = _storage_bytes(inputs)
+    held = storage_bytes(inputs)
     try:
-        held += _storage_bytes([spec.reference(*inputs)])
+        held += storage_bytes([spec.reference(*inputs)])
     except Exception:  # noqa: BLE001 - a reference that needs values: its inputs alone
         pass
     return held
+
+
+def timed_cases(spec: "OperatorSpec", quirks: Any) -> list[tuple[Any, str]]:
+    """The (case, dtype) pairs a backend with ``quirks`` times, in the judge's order."""
+    return [(case, dtype) for case in spec.cases_in(quirks.timed_tiers) if not case.heldout
+            for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
 
 
 def largest_timed_batch(spec: "OperatorSpec", quirks: Any) -> int:
@@ -81,16 +87,11 @@ def largest_timed_batch(spec: "OperatorSpec", quirks: Any) -> int:
     from kgb_core.evaluation.checker import TIMED_BATCH_BYTES, TIMING_SEEDS
 
     batch = largest = 0
-    for case in spec.cases_in(quirks.timed_tiers):
-        if case.heldout:
-            continue
-        for dtype in spec.dtypes:
-            if dtype in quirks.skipped_dtypes:
-                continue
-            batch += case_set_bytes(spec, case, dtype) * len(TIMING_SEEDS)
-            largest = max(largest, batch)
-            if batch >= TIMED_BATCH_BYTES:
-                batch = 0
+    for case, dtype in timed_cases(spec, quirks):
+        batch += case_set_bytes(spec, case, dtype) * len(TIMING_SEEDS)
+        largest = max(largest, batch)
+        if batch >= TIMED_BATCH_BYTES:
+            batch = 0
     return largest
 
 
@@ -139,4 +140,4 @@ class JobMemory:
 
 
 __all__ = ["JobMemory", "case_set_bytes", "largest_timed_batch", "modelled_bytes",
-           "shared_capacity"]
+           "shared_capacity", "storage_bytes", "timed_cases"]
