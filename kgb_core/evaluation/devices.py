@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from kgb_core.errors import UserError
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator, uses_device_lock
-from kgb_core.evaluation.job_queue import Empty as QueueEmpty
 from kgb_core.evaluation.job_memory import JobMemory, shared_capacity
+from kgb_core.evaluation.job_queue import Empty as QueueEmpty
 from kgb_core.evaluation.job_queue import OperatorQueue, Queued
 from kgb_core.evaluation.results import EvalResult, ran_out_of_device_memory
 

@@ -15,9 +15,13 @@ its bytes (``JobMemory.need``):
   batch of timed input sets (``checker.TIMED_BATCH_BYTES`` batches them, three sets a case,
   each with the reference's output), plus ``BASE_BYTES`` of their own (the timer's flush
   buffer, the allocator's blocks). On the 42 operators of that H100 run the peak was 2 to 12
-  times the batch above the base (median 6.6); the model over-reads most and under-reads a
-  few by up to a third, which the gate's margin and the retry alone after running out of
-  memory absorb.
+  times the batch above the base (median 6.6). Over the 60 operators of two H100 runs the
+  model's needs add up to 1.14 times the peaks, and it reads 15 of them low, by up to 13 GiB:
+  the gate's margin and the retry alone after running out of memory absorb that.
+
+The runner's part of an observed peak is what the runner reported: a candidate can make it
+up. Too high, its operator's next jobs wait for more memory than they need; too low, a job
+beside them may run out and run again alone. Either costs time, never a verdict.
 
 The batch is read from the operator's cases drawn on torch's ``meta`` device (shapes and
 dtypes, no data, no device), with the reference run there for its output's size where it can
