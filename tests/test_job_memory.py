@@ -223,3 +223,27 @@ def test_jobs_too_large_to_share_wait_their_turn_and_say_how_long(peakcount):
     assert second.memory_wait_s >= 0.8 * first.duration_s > 0
     assert gates[0]["memory_waited_s"] == pytest.approx(
         first.memory_wait_s + second.memory_wait_s, abs=0.1)
+
+
+class _Counted(JobMemory):
+    """Counts the needs asked for."""
+
+    asked = 0
+
+    def need(self, op: str) -> int:
+        type(self).asked += 1
+        return super().need(op)
+
+
+def test_a_device_of_unknown_size_never_asks_for_needs(registry):
+    """The CPU says no size: its pool admits by count and reads no operator on meta (which
+    takes seconds of the host for some input makers)."""
+    backend = registry.backend("cpu")
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    spec = registry.operator("aten.neg")
+    with DevicePool(backend, settings, workers_per_device=2,
+                    memory=_Counted(registry.operator, backend.quirks)) as pool:
+        pool.start()
+        result = pool.submit(EvalJob(op=spec.id, source=spec.reference_kernel())).result(120)
+    assert result.verdict == "pass", result.message
+    assert _Counted.asked == 0 and pool.memory_gates() == []

@@ -482,7 +482,9 @@ class DevicePool(EvaluationPool):
         if self.workers_per_device == 1 and not self._shared_gates:
             return run()
         usage.gate = "waiting"
-        need = self.memory.need(job.op) if self.memory is not None else None
+        # Only a gate that knows its device's size reads needs (the CPU's does not: no meta
+        # draws there, which for some operators take seconds of the host).
+        need = self.memory.need(job.op) if self.memory is not None and gate.capacity else None
         with gate.shared(need) as share:
             usage.gate = "sharing"
             result = run()
