@@ -210,6 +210,31 @@ def memory_peaks(rows: list[dict[str, Any]], top: int = 3) -> str:
             f"{statistics.median(p for p, _ in peaks) / gib:.1f}, largest {largest}")
 
 
+ROW_FIELDS = ("device_alone_s", "device_wait_s", "device_wait_alone_s", "memory_wait_s")
+
+
+def operator_rows(rows: list[dict[str, Any]]) -> str:
+    """One line per finished operator, in the order they finished: its verdict, seconds
+    (judged, held alone, waited for the lock, of which to hold it alone, waited for memory),
+    the device memory its judge and runner held at most (GiB), its check and timing stages'
+    seconds, and the first try of a job run again alone. The raw rows a device call brings
+    back (``--rows``), beside the store."""
+    gib = 1 << 30
+    lines = ["# op verdict duration_s " + " ".join(ROW_FIELDS)
+             + " peak_judge_gib peak_runner_gib trials_s timing_s retried_alone"]
+    for row in rows:
+        detail = row_detail(row)
+        stages = detail.get("stage_s") or {}
+        peaks = [detail.get(f"device_peak_{side}_bytes") for side in ("judge", "runner")]
+        lines.append(" ".join([
+            row["op"], str(row.get("verdict")), f"{float(row.get('duration_s') or 0):.1f}",
+            *(f"{float(detail.get(name) or 0):.1f}" for name in ROW_FIELDS),
+            *("-" if peak is None else f"{peak / gib:.2f}" for peak in peaks),
+            f"{float(stages.get('trials', 0)):.1f}", f"{float(stages.get('timing', 0)):.1f}",
+            repr(str(detail.get("retried_alone") or "")[:100])]))
+    return "\n".join(lines)
+
+
 def memory_admission(pool: Any, usage: list[Any]) -> str:
     """How the device's gate admitted jobs: by bytes against its capacity (the jobs' waits for
     memory), or by count; and the jobs run again alone after running out of memory."""
@@ -320,6 +345,8 @@ def main() -> None:
                         help="the operators another store's latest run evaluated (with --limit, "
                              "N of them spread over it)")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--rows", default=None,
+                        help="write one line per finished operator here (operator_rows)")
     parser.add_argument("--give-up-s", type=float, default=0.0,
                         help="report what finished and end the process after this many "
                              "seconds, whatever still runs (0: never)")
@@ -385,6 +412,8 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
               busy: "BusySampler", pool: Any) -> None:
     """What the sweep's store holds, and where its time went; the last line is the rate."""
     rows = latest_rows(Path(args.db))
+    if args.rows:
+        Path(args.rows).write_text(operator_rows(rows) + "\n")
     print(by_source(rows))
     details = [row_detail(row) for row in rows]
     waits = [detail.get("device_wait_s", 0.0) for detail in details]

@@ -171,7 +171,8 @@ for step in $steps; do
           python3 benchmarks/full_sweep.py --backend nvidia \
           --workers-per-device "${KGB_FULL_WORKERS:-8}" --deadline-s "${KGB_FULL_DEADLINE_S:-300}" \
           --give-up-s "$(( ${KGB_FULL_DEADLINE_S:-300} + ${KGB_FULL_DRAIN_S:-90} - 10 ))" \
-          --db .device/full-1.db --baselines .device/baselines.sqlite ${KGB_FULL_ARGS:-} \
+          --db .device/full-1.db --baselines .device/baselines.sqlite \
+          --rows "$OUT/full_sweep_rows.txt" ${KGB_FULL_ARGS:-} \
           >> "$OUT/full_sweep.txt" 2>&1; echo "full sweep exit $?" >> "$OUT/full_sweep.txt"
       # The store, cut or not: each operator's duration and device wait are in its rows.
       copy_store .device/full-1.db "$OUT/full-1.db"

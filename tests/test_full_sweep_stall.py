@@ -117,3 +117,23 @@ def test_the_summary_names_the_jobs_that_held_the_most_device_memory():
     said = memory_peaks(rows, top=2)
     assert "median 2.0" in said and "largest aten.mm 8.0, aten.neg 2.0" in said, said
     assert "not recorded" in memory_peaks([row("aten.neg", None, None)])
+
+
+def test_the_rows_file_has_one_line_per_operator_with_its_waits_and_peaks():
+    operator_rows = _full_sweep_module().operator_rows
+    gib = 1 << 30
+    rows = [{"op": "cublas.cublasDcopy_v2", "verdict": "pass", "duration_s": 23.6,
+             "detail": json.dumps({"device_alone_s": 0.7, "device_wait_s": 2.2,
+                                   "memory_wait_s": 41.0, "device_peak_judge_bytes": 26 * gib,
+                                   "device_peak_runner_bytes": 27 * gib,
+                                   "stage_s": {"trials": 7.6, "timing": 11.8},
+                                   "retried_alone": "oom: CUDA out of memory"})},
+            {"op": "aten.neg", "verdict": "wrong_output", "duration_s": 1.0,
+             "detail": json.dumps({})}]
+    header, dcopy, neg = operator_rows(rows).splitlines()
+    assert header.split()[1:4] == ["op", "verdict", "duration_s"]
+    assert dcopy.split()[:11] == ["cublas.cublasDcopy_v2", "pass", "23.6", "0.7", "2.2", "0.0",
+                                  "41.0", "26.00", "27.00", "7.6", "11.8"]
+    assert dcopy.endswith("'oom: CUDA out of memory'")
+    # No peaks counted (the CPU): said as such, not as zero.
+    assert neg.split()[7:9] == ["-", "-"] and neg.endswith("''")
