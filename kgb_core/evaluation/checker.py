@@ -575,8 +575,7 @@ class Evaluation:
         if isinstance(self.device_lock, NoLock) or self.spec.time_baseline is not None:
             return
         for entry in batch:
-            if entry.pristine is None or not self.baselines.would_measure(
-                    self._baseline_key(entry)):
+            if not self.baselines.would_measure(self._baseline_key(entry)):
                 continue
             with self._checking():
                 began = time.perf_counter()

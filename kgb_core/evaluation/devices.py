@@ -404,10 +404,15 @@ class DevicePool(EvaluationPool):
             self._threads.append(thread)
         return [{**e.worker_info, "slot": e.slot} for e in self._evaluators]
 
+    @property
+    def _alone_on_devices(self) -> bool:
+        """One worker a device and no other pool on them: a job never passes a gate."""
+        return self.workers_per_device == 1 and not self._shared_gates
+
     def _size_gates(self) -> None:
         """Each shared device's gate learns the bytes its jobs may hold together, from the size
         its judges reported (``Backend.device_memory_total``)."""
-        if self.workers_per_device == 1 and not self._shared_gates:
+        if self._alone_on_devices:
             return
         for device, gate in self._gates.items():
             totals = [e.worker_info.get("device_memory_bytes")
@@ -479,7 +484,7 @@ class DevicePool(EvaluationPool):
             with gate.exclusive():
                 usage.gate = "alone"
                 return run()
-        if self.workers_per_device == 1 and not self._shared_gates:
+        if self._alone_on_devices:
             return run()
         usage.gate = "waiting"
         # Only a gate that knows its device's size reads needs (the CPU's does not: no meta

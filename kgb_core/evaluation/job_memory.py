@@ -4,9 +4,9 @@ Several judges check candidates on one GPU at once (``--workers-per-device``). C
 is not enough: on an H100 (80 GB) six judges ran out of memory in four or five of their first
 seven jobs at a sweep's start, since one job of a cuBLAS copy holds 58-64 GiB (judge and runner
 together) while the median job holds 6.7 GiB
-(``benchmarks/results/h100-full-sweep-3d084dd-rows.txt``). Each such job ran again alone, and the count of jobs allowed to share the device was cut for
-every later one. So the device's gate (``devices._DeviceGate``) admits a job by an estimate of
-its bytes (``JobMemory.need``):
+(``benchmarks/results/h100-full-sweep-3d084dd-rows.txt``). Each such job ran again alone, and
+the count of jobs allowed to share the device was cut for every later one. So the device's
+gate (``devices._DeviceGate``) admits a job by an estimate of its bytes (``JobMemory.need``):
 
 - once a job of the same operator finished on this pool, the device memory it held at most
   (``EvalResult.device_peak_judge_bytes`` + ``device_peak_runner_bytes``), with a margin: the
