@@ -245,8 +245,11 @@ def memory_admission(pool: Any, usage: list[Any]) -> str:
     said = "; ".join(f"device {g['device'] if g['device'] is not None else 0}: capacity "
                      f"{g['capacity_bytes'] / (1 << 30):.1f} GiB, jobs waited for memory "
                      f"{g['memory_waited_s']:.1f} s in all" for g in gates)
-    return f"jobs admitted by device memory ({said}); run again alone after running out of " \
-           f"memory: {retried}"
+    memory = getattr(pool, "memory", None)
+    sources = memory.source_counts() if memory is not None else {}
+    needs = ", ".join(f"{source} {count}" for source, count in sorted(sources.items()))
+    return f"jobs admitted by device memory ({said}); needs from: {needs or 'none read'}; " \
+           f"run again alone after running out of memory: {retried}"
 
 
 def worker_time(rows: list[dict[str, Any]], usage: list[Any], wall: float) -> str:
@@ -304,6 +307,24 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
             f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall\n"
             f"inside the hold, s per timed case ({cases} cases): {inside or 'none recorded'}\n"
             f"outside it, s per timed case: {outside or 'none recorded'}")
+
+
+def shared_steps(rows: list[dict[str, Any]]) -> str:
+    """The steps the judges held the device shared, by stage (``EvalResult.shared_steps``):
+    how many, their mean and the longest. A judge about to time waits for the steps under way
+    to end, so the long ones are what its wait, and every other judge's behind it, is made of."""
+    sums: dict[str, list[float]] = {}
+    for detail in (row_detail(row) for row in rows):
+        for stage, (count, total, longest) in (detail.get("shared_steps") or {}).items():
+            entry = sums.setdefault(stage, [0, 0.0, 0.0])
+            entry[0] += count
+            entry[1] += total
+            entry[2] = max(entry[2], longest)
+    if not sums:
+        return "steps held shared: none recorded"
+    return "steps held shared, by stage (count, mean s, longest s): " + "; ".join(
+        f"{stage} {int(count)}, {total / max(count, 1):.3f}, {longest:.2f}"
+        for stage, (count, total, longest) in sums.items())
 
 
 def _add_parts(sums: dict[str, float], parts: dict[str, Any], prefix: str = "") -> None:
@@ -422,6 +443,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator; to hold it alone "
           f"{to_hold:.1f} s, for the checks under way to end)")
     print(where_the_time_went(rows, wall))
+    print(shared_steps(rows))
     print(memory_peaks(rows))
     print(memory_admission(pool, usage))
     print(worker_time(rows, usage, wall))

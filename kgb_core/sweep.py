@@ -33,6 +33,7 @@ from kgb_core.evaluation.devices import (AGENT_TURN, FINAL, DevicePool, EvalJob,
                                          check_workers_per_device, parse_devices)
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.evaluation.job_memory import JobMemory
+from kgb_core.evaluation.peak_store import PeakStore
 from kgb_core.evaluation.results import EvalResult
 from kgb_core.methods import GenerationContext, Method
 from kgb_core.operators import OperatorSpec
@@ -231,8 +232,10 @@ def make_pool(plan: SweepPlan) -> EvaluationPool:
         return RayPool(plan.backend, settings, address=config.ray_address)
     specs = {spec.id: spec for spec in plan.operators}
     # Each job's device bytes, for a device its workers share (job_memory.py); a device that
-    # does not say its size (the CPU) ignores them.
-    memory = JobMemory(specs.get, plan.backend.quirks)
+    # does not say its size (the CPU) ignores them. Jobs' peaks are kept beside the stored
+    # baselines, for the machine's later sweeps (peak_store.py).
+    peaks = PeakStore(settings.baselines, plan.backend.name) if settings.baselines else None
+    memory = JobMemory(specs.get, plan.backend.quirks, store=peaks)
     return DevicePool(plan.backend, settings, plan.devices,
                       workers_per_device=config.workers_per_device, memory=memory)
 

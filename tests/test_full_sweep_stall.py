@@ -137,3 +137,14 @@ def test_the_rows_file_has_one_line_per_operator_with_its_waits_and_peaks():
     assert dcopy.endswith("'oom: CUDA out of memory'")
     # No peaks counted (the CPU): said as such, not as zero.
     assert neg.split()[7:9] == ["-", "-"] and neg.endswith("''")
+
+
+def test_the_summary_adds_up_each_stages_shared_steps_across_operators():
+    shared_steps = _full_sweep_module().shared_steps
+    rows = [{"op": "aten.neg", "detail": json.dumps({"shared_steps": {
+                "import": [1, 1.5, 1.5], "trials": [10, 2.0, 0.5]}})},
+            {"op": "aten.mm", "detail": json.dumps({"shared_steps": {"trials": [30, 4.0, 2.25]}})},
+            {"op": "aten.abs", "detail": json.dumps({})}]
+    said = shared_steps(rows)
+    assert "import 1, 1.500, 1.50" in said and "trials 40, 0.150, 2.25" in said, said
+    assert "none recorded" in shared_steps(rows[2:])

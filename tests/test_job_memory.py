@@ -15,6 +15,7 @@ from kgb_core.evaluation import devices, job_memory
 from kgb_core.evaluation.devices import DevicePool, EvalJob
 from kgb_core.evaluation.evaluator import EvaluationSettings
 from kgb_core.evaluation.job_memory import JobMemory, modelled_bytes
+from kgb_core.evaluation.peak_store import PeakStore
 from kgb_core.operators import ShapeCase
 from kgb_core.plugins import load_registry
 
@@ -169,9 +170,11 @@ def peakcount(monkeypatch):
     return registry, registry.backend("cpu_peakcount")
 
 
-def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(peakcount):
+def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(peakcount,
+                                                                             tmp_path):
     registry, backend = peakcount
-    memory = JobMemory(registry.operator, backend.quirks)
+    memory = JobMemory(registry.operator, backend.quirks,
+                       store=PeakStore(tmp_path / "baselines.sqlite", backend.name))
     settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
     spec = registry.operator("aten.neg")
     with DevicePool(backend, settings, workers_per_device=2, memory=memory) as pool:
@@ -183,6 +186,36 @@ def test_a_pool_sizes_its_gate_from_its_judges_and_learns_each_operators_peak(pe
     observed = result.device_peak_judge_bytes + result.device_peak_runner_bytes
     assert memory.need(spec.id) == int(observed * job_memory.OBSERVED_MARGIN)
     assert gate.held_bytes == 0
+    # The machine's next sweep starts from that peak, not from the model.
+    later = JobMemory(registry.operator, backend.quirks,
+                      store=PeakStore(tmp_path / "baselines.sqlite", backend.name))
+    assert later.need(spec.id) == int(observed * job_memory.OBSERVED_MARGIN)
+    assert later.sources == {spec.id: "stored"}
+
+
+def test_a_stored_peak_outranks_the_model_and_stays_with_its_backend(tmp_path):
+    registry = load_registry()
+    quirks = registry.backend("nvidia").quirks
+    path = tmp_path / "baselines.sqlite"
+    first = JobMemory(registry.operator, quirks, store=PeakStore(path, "nvidia"))
+    modelled = first.need("aten.neg")
+    first.observe("aten.neg", 1 * GIB, 1 * GIB)
+    first.observe("aten.abs", None, None)  # nothing counted: nothing stored
+    assert first.need("aten.neg") == int(2 * GIB * job_memory.OBSERVED_MARGIN)
+    assert first.sources["aten.neg"] == "observed"
+
+    again = JobMemory(registry.operator, quirks, store=PeakStore(path, "nvidia"))
+    assert again.need("aten.neg") == int(2 * GIB * job_memory.OBSERVED_MARGIN)
+    assert again.need("aten.abs") == modelled_bytes(registry.operator("aten.abs"), quirks)
+    assert again.source_counts() == {"stored": 1, "model": 1}
+    # This pool's own observation replaces the stored peak, here and in the file.
+    again.observe("aten.neg", 3 * GIB, 0)
+    assert again.need("aten.neg") == int(3 * GIB * job_memory.OBSERVED_MARGIN)
+    assert PeakStore(path, "nvidia").load() == {"aten.neg": 3 * GIB}
+
+    # Another backend's jobs on the same machine hold other amounts: not read across.
+    other = JobMemory(registry.operator, quirks, store=PeakStore(path, "amd"))
+    assert other.need("aten.neg") == modelled
 
 
 def test_a_pool_with_one_worker_a_device_sizes_no_gate(peakcount):

@@ -61,7 +61,7 @@ for batch_bytes in (2 << 30, 1):  # every case in one batch; then each case a ba
     reports[batch_bytes] = {"verdict": result.verdict, "message": result.message,
                             "log": list(log), "takes": CountingLock.takes,
                             "timed": len(result.timings), "alone": result.device_alone_s,
-                            "stages": result.stage_s,
+                            "stages": result.stage_s, "shared_steps": result.shared_steps,
                             "hold_parts": [sorted(t["hold_s"]) for t in result.timings],
                             "samples_parts": [sorted(t.get("samples_s") or ())
                                               for t in result.timings]}
@@ -107,3 +107,17 @@ def test_each_timed_cases_samples_are_asked_for_by_its_own_name_after_the_hold(t
     assert ops == ["time"] * len(timed) + ["samples"] * len(asked), ops
     assert all(parts == ["baseline", "candidate", "runner"] for parts in report["hold_parts"])
     assert all(parts == ["request", "runner", "unpack"] for parts in report["samples_parts"])
+
+
+def test_each_stages_shared_steps_are_counted_and_a_step_inside_a_step_is_one(timed_neg):
+    """What a judge about to time waits for: the steps under way. Each stage's are counted
+    (a stage held shared as a whole is one step; a check inside a step adds none)."""
+    report = timed_neg[str(2 << 30)]
+    steps, stages = report["shared_steps"], report["stages"]
+    assert set(steps) >= {"import", "trials", "timing", "after timing"}, steps
+    assert steps["import"][0] == 1 and steps["after timing"][0] == 1, steps
+    # The timing stage, per timed case: its hand-over, its baseline's untimed first call (each
+    # measured afresh here) and, after the hold, the check of its samples.
+    assert steps["timing"][0] == 3 * report["timed"], steps
+    for stage, (count, total, longest) in steps.items():
+        assert 0 < longest <= total <= stages[stage] + 1e-3, (stage, steps[stage], stages)

@@ -144,6 +144,11 @@ class Stage:
     device: str = SHARED
 
 
+def _versions(tree: Any) -> list[int]:
+    """The version counters of the tensors under ``tree``: each in-place write moves one."""
+    return [t._version for t in tensors_in(tree)]
+
+
 def _unchanged(now: Any, before: Any) -> bool:
     if isinstance(before, torch.Tensor):
         if (not isinstance(now, torch.Tensor) or now.shape != before.shape
@@ -322,6 +327,8 @@ class Evaluation:
         # Each timed case's kept tensors in the runner (its first timed set), for the call
         # after timing: (case, dtype, slot).
         self._timed_slots: list[tuple[ShapeCase, str, str]] = []
+        self._stage = ""  # the stage running, whose shared steps _checking counts
+        self._sharing = 0  # how deep in _checking (a step inside a step is one step)
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -360,6 +367,7 @@ class Evaluation:
         for stage in self.stages():
             began = time.perf_counter()
             judge_status.note(op=self.spec.id, stage=stage.name, stage_since=time.time())
+            self._stage = stage.name
             try:
                 with self._holding(stage.device):
                     stage.run(self)
@@ -536,9 +544,15 @@ class Evaluation:
         candidate = Timing(**reply["timing"])
         timed = time.perf_counter()
         warmed = entry.baseline_warmed_s is not None
+        versions = _versions(entry.pristine)
         kept, reused = self.baselines.get_or_measure(
             self._baseline_key(entry),
-            lambda: self._time_baseline([clone_tree(one) for one in entry.pristine], warmed))
+            lambda: self._time_baseline(self._baseline_sets(entry), warmed))
+        if _versions(entry.pristine) != versions:
+            raise CandidateFailure(verdicts.HARNESS_ERROR,
+                                   f"the baseline of {case_label(spec, case)} wrote its inputs, "
+                                   f"which {spec.id} does not declare (mutated_args): its "
+                                   f"timed samples cannot be checked")
         reference = kept.timing
         entry.timing = {
             "case": case.name, "tier": case.tier, "dtype": dtype,
@@ -557,6 +571,18 @@ class Evaluation:
             **({"baseline_warmed_s": round(entry.baseline_warmed_s, 4)} if warmed else {}),
         }
         self.result.timings.append(entry.timing)
+
+    def _baseline_sets(self, entry: "_TimedCase") -> list[list[Any]]:
+        """The sets the baseline is timed on: copies of the pristine sets where the operator
+        writes its arguments (or times its baseline its own way), else the pristine sets
+        themselves, which the baseline only reads. A copy of each held one more batch of timed
+        sets on the device through the hold, in a job whose memory decides how many others
+        share the device (job_memory.py). Whether it only read them is checked after, by
+        their version counters (``_time_case``): a baseline that wrote them would have the
+        samples compared on values no candidate saw."""
+        if self.spec.mutated_args or self.spec.time_baseline is not None:
+            return [clone_tree(one) for one in entry.pristine]
+        return entry.pristine
 
     def _baseline_key(self, entry: "_TimedCase") -> tuple[str, ...]:
         """The timed case's key among the judge's kept baselines (``BaselineCache.key``)."""
@@ -658,9 +684,23 @@ class Evaluation:
     # -- the device lock -------------------------------------------------------------------------
     @contextmanager
     def _checking(self) -> Iterator[None]:
-        """One step of checking, beside other judges' steps on the device."""
+        """One step of checking, beside other judges' steps on the device. Its length goes in
+        ``EvalResult.shared_steps``: a judge about to time waits for the longest step under
+        way on the device to end, and every other judge waits with it."""
         with self._locked(self.device_lock.shared):
-            yield
+            self._sharing += 1
+            began = time.perf_counter()
+            try:
+                yield
+            finally:
+                self._sharing -= 1
+                if not self._sharing:
+                    self._count_step(time.perf_counter() - began)
+
+    def _count_step(self, seconds: float) -> None:
+        count, total, longest = self.result.shared_steps.get(self._stage, (0, 0.0, 0.0))
+        self.result.shared_steps[self._stage] = [count + 1, round(total + seconds, 4),
+                                                 round(max(longest, seconds), 4)]
 
     @contextmanager
     def _holding(self, how: str) -> Iterator[None]:

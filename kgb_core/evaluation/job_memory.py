@@ -11,7 +11,9 @@ gate (``devices._DeviceGate``) admits a job by an estimate of its bytes (``JobMe
 - once a job of the same operator finished on this pool, the device memory it held at most
   (``EvalResult.device_peak_judge_bytes`` + ``device_peak_runner_bytes``), with a margin: the
   same checks on the same inputs, only the candidate's own allocations differ;
-- before that, a model: a judge and its runner hold about ``PER_BATCH_BYTE`` times the largest
+- else the last such peak an earlier sweep of the machine kept (``peak_store.PeakStore``, in
+  the baselines file), with the same margin;
+- else a model: a judge and its runner hold about ``PER_BATCH_BYTE`` times the largest
   batch of timed input sets (``checker.TIMED_BATCH_BYTES`` batches them, three sets a case,
   each with the reference's output), plus ``BASE_BYTES`` of their own (the timer's flush
   buffer, the allocator's blocks). On the 42 operators of that H100 run the peak was 2 to 12
@@ -34,6 +36,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kgb_core.evaluation.peak_store import PeakStore
     from kgb_core.operators import OperatorSpec
 
 GIB = 1 << 30
@@ -108,39 +111,62 @@ def modelled_bytes(spec: "OperatorSpec", quirks: Any) -> int:
 
 
 class JobMemory:
-    """Each operator's device bytes for one job: its last observed peak when one finished,
-    else the model's. Shared by a pool's threads."""
+    """Each operator's device bytes for one job: its last observed peak when one finished on
+    this pool, else the one ``store`` kept from an earlier sweep, else the model's. Shared by
+    a pool's threads; ``sources`` says, by operator, where its last need came from."""
 
-    def __init__(self, spec_of: Callable[[str], "OperatorSpec | None"], quirks: Any) -> None:
+    def __init__(self, spec_of: Callable[[str], "OperatorSpec | None"], quirks: Any,
+                 store: "PeakStore | None" = None) -> None:
         self._spec_of = spec_of
         self._quirks = quirks
+        self._store = store
+        self._stored: dict[str, int] | None = None  # read from the store at first need
         self._modelled: dict[str, int] = {}
         self._observed: dict[str, int] = {}
+        self.sources: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def need(self, op: str) -> int:
         with self._lock:
-            observed = self._observed.get(op)
-        if observed is not None:
-            return int(observed * OBSERVED_MARGIN)
+            if self._stored is None:
+                self._stored = self._store.load() if self._store is not None else {}
+            for source, peaks in (("observed", self._observed), ("stored", self._stored)):
+                if op in peaks:
+                    self.sources[op] = source
+                    return int(peaks[op] * OBSERVED_MARGIN)
         if op not in self._modelled:
             spec = self._spec_of(op)
             modelled = UNKNOWN_BYTES if spec is None else modelled_bytes(spec, self._quirks)
             with self._lock:
                 self._modelled[op] = modelled
+        with self._lock:
+            self.sources[op] = "model"
         return self._modelled[op]
 
     def prefetch(self, ops: list[str]) -> None:
-        """The model's bytes of ``ops``, read now (a pool's thread, ahead of their jobs)."""
+        """The needs of ``ops``, read now (a pool's thread, ahead of their jobs): the model's
+        draws on ``meta`` take seconds of the host for some operators."""
         for op in dict.fromkeys(ops):
             self.need(op)
 
     def observe(self, op: str, judge_bytes: int | None, runner_bytes: int | None) -> None:
-        """A finished job's peaks (None where not counted: nothing learned)."""
+        """A finished job's peaks (None where not counted: nothing learned), kept for this
+        pool's next jobs of ``op`` and in the store for later sweeps'."""
         if judge_bytes is None and runner_bytes is None:
             return
+        peak = (judge_bytes or 0) + (runner_bytes or 0)
         with self._lock:
-            self._observed[op] = (judge_bytes or 0) + (runner_bytes or 0)
+            self._observed[op] = peak
+        if self._store is not None and peak > 0:
+            self._store.put(op, peak)
+
+    def source_counts(self) -> dict[str, int]:
+        """How many operators' needs came from each source (observed, stored, model)."""
+        with self._lock:
+            counts: dict[str, int] = {}
+            for source in self.sources.values():
+                counts[source] = counts.get(source, 0) + 1
+        return counts
 
 
 __all__ = ["JobMemory", "case_set_bytes", "largest_timed_batch", "modelled_bytes",

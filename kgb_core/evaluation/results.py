@@ -49,6 +49,10 @@ class EvalResult:
     # on the device waited; and each stage's seconds: where an evaluation's time went.
     device_alone_s: float = 0.0
     stage_s: dict[str, float] = field(default_factory=dict)
+    # Per stage, the steps its judge held the device shared (checking beside other judges):
+    # [count, seconds in all, the longest]. A judge about to time waits for the steps under way
+    # to end (a diagnostic of those waits: no verdict reads it).
+    shared_steps: dict[str, list[float]] = field(default_factory=dict)
     # Bytes of device memory held at most during the evaluation (Backend.device_memory_peak):
     # the judge's, and the runner's as the runner reported it (a count for scheduling, never
     # evidence). None where the backend keeps no count or the runner never answered its exit.
