@@ -165,3 +165,46 @@ def test_top_p_keeps_its_mask_when_shifted_and_loses_it_when_scaled():
                 assert not changed, f"a shift moved the top-p mask (call {index})"
             moved += changed
     assert moved, "scaling never moved the mask: the reason for shifting is gone"
+
+
+def _prepared_values(sets, variation, calls_made):
+    """Each set's tensors after ``calls_made`` prepared calls, and their version counters."""
+    calls = TimedCalls(lambda *args: args[0] * 1, _Counter(), sets, sample=0, seed=0,
+                       variation=variation)
+    for _ in range(calls_made):
+        calls.prepare()
+        calls()
+    return ([[t.clone() for t in one] for one in sets],
+            [[t._version for t in one] for one in sets])
+
+
+def test_each_varied_tensor_is_written_once_to_the_values_copying_then_varying_gave():
+    """A timed call's new values cost one pass over each varied tensor (the device is held
+    alone meanwhile), and are exactly what copying the values in and varying them gave."""
+    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.complex64):
+        for variation in (None, {"mode": "shift", "args": [0]}):
+            def sets():
+                generator = torch.Generator().manual_seed(3)
+                return [[torch.randn(64, generator=generator).to(dtype),
+                         torch.arange(64, dtype=torch.int32) + value,
+                         torch.randn(8, 8, generator=generator).to(dtype).t()]
+                        for value in range(3)]
+
+            written, versions = _prepared_values(sets(), variation, 7)
+            for index, (one, counts) in enumerate(zip(written, versions)):
+                last = max(i for i in range(7) if i % 3 == index)  # the call it holds
+                values = TimedCalls(lambda x: x, _Counter(), sets(), 0, 0).values
+                expected = [t.clone() for t in values[(last % 3 + last // 3) % 3]]
+                vary_values(expected, last, variation)
+                assert all(torch.equal(a, b) for a, b in zip(one, expected)), (dtype, variation)
+                # Its preparations: one write per tensor each (never a copy, then a scaling).
+                prepared = len([i for i in range(7) if i % 3 == index])
+                assert counts == [prepared] * 3, (dtype, variation, counts)
+
+
+def test_a_set_whose_tensors_share_memory_is_copied_then_varied_as_before():
+    base = torch.arange(16, dtype=torch.float32)
+    shared = [[base[:8], base[4:12]] for _ in range(1)]  # two views of one storage
+    _, versions = _prepared_values(shared, None, 2)
+    # Two calls on the one set: each a copy into both views and a scaling of both.
+    assert versions[0][0] == versions[0][1] and versions[0][0] >= 4 * 2

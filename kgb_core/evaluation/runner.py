@@ -627,30 +627,42 @@ def value_scale(index: int) -> float:
     return 1.0 + 2.0 ** -6 + fraction * (0.25 - 2.0 ** -6)
 
 
+def varied_tensors(arguments: list[Any], variation: dict[str, Any] | None) -> list[Any]:
+    """The tensors among ``arguments`` that ``vary_values`` gives new values: the floating and
+    complex ones of the positions ``variation`` names (all, where it names none); fp8 ones
+    are left alone, torch has no arithmetic on them."""
+    import torch
+
+    positions = (variation or {}).get("args")
+    chosen = arguments if positions is None else [arguments[i] for i in positions
+                                                  if 0 <= i < len(arguments)]
+    varied = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
+              torch.complex128)
+    return [tensor for tensor in tensors_in(chosen) if tensor.dtype in varied]
+
+
 def vary_values(arguments: list[Any], index: int, variation: dict[str, Any] | None) -> None:
     """Give timed call ``index``'s arguments their new values, as the operator asks
     (``OperatorSpec.timed_variation``: ``{"mode": "scale" | "shift", "args": positions or
-    None}``; None: scale every argument): the floating and complex tensors among them are
-    scaled by ``value_scale`` or shifted by it less 1, in place (fp8 ones are left alone:
-    torch has no arithmetic on them)."""
-    import torch
-
-    variation = variation or {}
-    mode = variation.get("mode", "scale")
-    positions = variation.get("args")
-    chosen = arguments if positions is None else [arguments[i] for i in positions
-                                                  if 0 <= i < len(arguments)]
+    None}``; None: scale every argument): ``varied_tensors`` are scaled by ``value_scale`` or
+    shifted by it less 1, in place."""
     factor = value_scale(index)
-    varied = (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
-              torch.complex128)
     if factor == 1.0:
         return
-    for tensor in tensors_in(chosen):
-        if tensor.dtype in varied:
-            if mode == "shift":
-                tensor.add_(factor - 1.0)
-            else:
-                tensor.mul_(factor)
+    for tensor in varied_tensors(arguments, variation):
+        write_varied(tensor, tensor, factor, variation)
+
+
+def write_varied(target: Any, source: Any, factor: float,
+                 variation: dict[str, Any] | None) -> None:
+    """``source`` scaled by ``factor`` (or shifted by it less 1), written into ``target`` in
+    one pass: ``target`` may be ``source`` itself."""
+    import torch
+
+    if (variation or {}).get("mode", "scale") == "shift":
+        torch.add(source, factor - 1.0, out=target)
+    else:
+        torch.mul(source, factor, out=target)
 
 
 # The bytes of rearranging torch copies a checked call may make (StagedCopies): this many per
@@ -697,6 +709,10 @@ class TimedCalls:
         # that write their arguments).
         self.after: dict[int, tuple[Any, list[Any]]] = {}
         self.values = [[t.clone() for t in tensors_in(one)] for one in sets]
+        # Per set: no two of its tensors share a storage (``_write_values`` may then write
+        # each varied one in one pass).
+        self._apart = [len({t.untyped_storage().data_ptr() for t in tensors_in(one)})
+                       == len(tensors_in(one)) for one in sets]
         # The call each set was last prepared for (-1: none, it holds its own values).
         self.prepared_for = [-1] * len(sets)
         self.sample_size = sample
@@ -718,14 +734,33 @@ class TimedCalls:
         from kgb_core.evaluation.recorder import HARNESS_RANGE, profile_range, suspended
 
         target = self.count % len(self.sets)
-        tensors = tensors_in(self.sets[target])
         with suspended(), profile_range(HARNESS_RANGE, self.counter):
             self._freeze(self.count - 1)
             self._keep_arguments(self.count - len(self.sets))
-            for tensor, source in zip(tensors, self.values[self._values_for(self.count)]):
+            self._write_values(target)
+        self.prepared_for[target] = self.count
+
+    def _write_values(self, target: int) -> None:
+        """Set ``target`` gets this call's values: each tensor its source's, varied where
+        ``vary_values`` varies it. The timed device is held alone meanwhile, and each timed
+        call of a large case spent as long again copying its values in and then scaling them
+        in place: where no two of the set's tensors share memory (so the order of writes
+        cannot matter), each varied tensor is written once, scaled on the way in, to the
+        same values."""
+        tensors = tensors_in(self.sets[target])
+        sources = self.values[self._values_for(self.count)]
+        factor = value_scale(self.count)
+        if factor == 1.0 or not self._apart[target]:
+            for tensor, source in zip(tensors, sources):
                 tensor.copy_(source)
             vary_values(self.sets[target], self.count, self.variation)
-        self.prepared_for[target] = self.count
+            return
+        varied = {id(t) for t in varied_tensors(self.sets[target], self.variation)}
+        for tensor, source in zip(tensors, sources):
+            if id(tensor) in varied:
+                write_varied(tensor, source, factor, self.variation)
+            else:
+                tensor.copy_(source)
 
     def finish(self) -> None:
         """After the last call: keep the arguments of sampled calls no prepare came after."""
