@@ -261,6 +261,9 @@ class Judge:
         # from the fork until the runner says it is ready.
         starting = contextlib.ExitStack()
         starting.enter_context(self.device_lock.shared())
+        steps = {"runner start": time.perf_counter()}  # shared steps' starts, then lengths
+        starting.callback(lambda: steps.update(
+            {"runner start": time.perf_counter() - steps["runner start"]}))
         try:
             channel = self.template.spawn(RUNNER_STARTUP_S)
         except TemplateFailed:
@@ -310,10 +313,12 @@ class Judge:
         finally:
             starting.close()  # where the runner never got as far as ready
             with self.device_lock.shared():
+                ending = time.perf_counter()
                 ended = channel.close()
                 del evaluation  # its tensors (inputs, references) go before the cache is emptied
                 judge_peak = self.backend.device_memory_peak()
                 self.backend.release_cached_memory()
+                steps["runner end"] = time.perf_counter() - ending
             # Also where the job raised (a harness error): the next runner's look for files
             # written outside its folder would otherwise find this one's and blame its candidate.
             written = self._clear_work_folder(channel)
@@ -322,6 +327,9 @@ class Judge:
         elif ended is not None and ended.strays and result.passed:
             result = harness_verdicts.left_processes(result, ended.strays)
         result.sandbox = self.tool.name
+        # The runner's start and end hold the device shared too (EvalResult.shared_steps).
+        result.shared_steps.update({name: [1, round(seconds, 4), round(seconds, 4)]
+                                    for name, seconds in steps.items()})
         result.device_peak_judge_bytes = judge_peak
         result.device_peak_runner_bytes = channel.reported_device_peak()
         return result
