@@ -358,6 +358,8 @@ def main() -> None:
     parser.add_argument("--baselines", default=None, help="as kgb run --baselines")
     parser.add_argument("--retime-baselines", action="store_true")
     parser.add_argument("--median-interval", type=float, default=0.0)
+    parser.add_argument("--timing-gather-s", type=float, default=0.0,
+                        help="as kgb run --timing-gather-s (DeviceLock.gather_s)")
     parser.add_argument("--median-floor", type=int, default=0,
                         help="the first batch under --median-interval (TimingSettings)")
     parser.add_argument("--deadline-s", type=float, default=0.0)
@@ -386,7 +388,8 @@ def main() -> None:
     config = RunConfig(ops=op_ids, backend=args.backend, method="reference", seeds=[0],
                        db=args.db, timing=not args.no_timing, devices=args.devices,
                        workers_per_device=args.workers_per_device, baselines=args.baselines,
-                       retime_baselines=args.retime_baselines)
+                       retime_baselines=args.retime_baselines,
+                       timing_gather_s=args.timing_gather_s)
     if args.samples > 1:
         config.method = "files"
         config.method_options = {"path": str(submissions(registry, op_ids, args.samples)),
@@ -439,9 +442,12 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
     details = [row_detail(row) for row in rows]
     waits = [detail.get("device_wait_s", 0.0) for detail in details]
     to_hold = sum(detail.get("device_wait_alone_s", 0.0) for detail in details)
+    gathered = sum(detail.get("device_gathered_s", 0.0) for detail in details)
     print(f"judges waited for the device's lock {sum(waits):.1f} s in all "
           f"({sum(waits) / max(1, len(rows)):.2f} s per operator; to hold it alone "
-          f"{to_hold:.1f} s, for the checks under way to end)")
+          f"{to_hold:.1f} s, for the checks under way to end"
+          + (f", of which {gathered:.1f} s gathering other timings (--timing-gather-s "
+             f"{args.timing_gather_s:g})" if args.timing_gather_s else "") + ")")
     print(where_the_time_went(rows, wall))
     print(shared_steps(rows))
     print(memory_peaks(rows))

@@ -317,6 +317,7 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                 concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Operators generated at once (threads calling the method's endpoint; default 1)."),
                 devices: Optional[str] = typer.Option(None, "--devices", help="One evaluation worker per device, pinned to it: 0,1,2,3 or all (default: one worker)."),
                 workers_per_device: Optional[int] = typer.Option(None, "--workers-per-device", help="Worker processes per device (default 1): their checks overlap, and in a timed run each times with the device to itself (the device's lock)."),
+                timing_gather_s: Optional[float] = typer.Option(None, "--timing-gather-s", help="With --workers-per-device above 1 in a timed run: seconds a judge ready to time may wait for another, so that both wait once for the checks under way to end (default 0)."),
                 executor: Optional[str] = typer.Option(None, "--executor", help="local (default) or ray (pip install \"kernelgenbench[ray]\")."),
                 address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster to join (default: a local Ray instance)."),
                 source_opt: Optional[List[str]] = typer.Option(None, "--source-opt", help="A source's option, NAME.KEY=VALUE (repeatable), e.g. kernelbench.path=DIR."),
@@ -340,7 +341,8 @@ def run_command(source: Optional[List[str]] = typer.Option(None, "--source", hel
                              backend=backend, emulate=emulate, db=db, seeds=seeds,
                              timeout_s=timeout, concurrency=concurrency, devices=devices,
                              workers_per_device=workers_per_device, executor=executor,
-                             ray_address=address, baselines=baselines)
+                             ray_address=address, baselines=baselines,
+                             timing_gather_s=timing_gather_s)
     if retime_baselines:
         config.retime_baselines = True
     if address and config.executor != "ray":

@@ -60,6 +60,9 @@ class RunConfig:
     devices: str | None = None      # "0,1", "all"; None: one unpinned worker
     # Worker processes per device (or for the unpinned worker); above 1 only with timing off.
     workers_per_device: int = 1
+    # Where judges share a device: seconds a timing may wait for another to share its drain
+    # (device_lock.py, ``DeviceLock.gather_s``); 0: none.
+    timing_gather_s: float = 0.0
     executor: str = "local"         # "local" (worker processes here) or "ray"
     ray_address: str | None = None  # an existing Ray cluster; None starts a local instance
     # ``[sources.<name>]``: each source's options (kgb_core/source_options.py).
@@ -80,6 +83,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "concurrency": ("concurrency", (int,)),
         "devices": ("devices", (str, list)),
         "workers_per_device": ("workers_per_device", (int,)),
+        "timing_gather_s": ("timing_gather_s", (int, float)),
         "executor": ("executor", (str,)),
         "ray_address": ("ray_address", (str,)),
     },
@@ -187,6 +191,8 @@ def _validate_lists(config: RunConfig, where: str) -> None:
         raise UserError(f"{where}: concurrency must be at least 1")
     if config.workers_per_device < 1:
         raise UserError(f"{where}: workers_per_device must be at least 1")
+    if config.timing_gather_s < 0:
+        raise UserError(f"{where}: timing_gather_s must be 0 or more seconds")
     if config.executor not in EXECUTORS:
         raise UserError(f"{where}: executor {config.executor!r} is not known"
                         f"{_suggest(config.executor, list(EXECUTORS))}")

@@ -200,7 +200,8 @@ def evaluation_settings(config: RunConfig, backend: Backend | None = None) -> Ev
                               source_options=config.source_options,
                               baselines=baselines,
                               retime_baselines_before=baseline_now()
-                              if baselines and config.retime_baselines else "")
+                              if baselines and config.retime_baselines else "",
+                              timing_gather_s=config.timing_gather_s)
 
 
 def default_baselines_file() -> Path:

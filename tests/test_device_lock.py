@@ -101,6 +101,58 @@ def test_the_wait_to_hold_alone_is_counted_apart(tmp_path):
     lock.close()
 
 
+def _gather_and_time(path: str, gather_s: float, events) -> None:
+    lock = DeviceLock(path, gather_s=gather_s)
+    began = time.monotonic()
+    with lock.exclusive():
+        events.put(("gatherer", "taken", time.monotonic()))
+    events.put(("gatherer", "gathered", lock.gathered_s))
+    events.put(("gatherer", "began", began))
+
+
+def test_a_gathering_timing_waits_for_company_holding_nothing_then_times_alone(tmp_path):
+    """No other timing comes: it waits its gathering seconds, holding nothing (a check that
+    comes meanwhile takes the device at once), and then holds the device alone."""
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    gatherer = _CONTEXT.Process(target=_gather_and_time, args=(str(path), 1.5, events))
+    gatherer.start()
+    time.sleep(0.3)
+    check, taken = _start(path, "shared", 0.1, events)
+    assert taken.wait(30)
+    for process in (gatherer, check):
+        process.join(60)
+    said = {(who, what): value for who, what, value in (events.get(timeout=30)
+                                                        for _ in range(5))}
+    assert 1.5 <= said[("gatherer", "gathered")] < 2.5, said
+    assert said[("shared", "released")] < said[("gatherer", "taken")], said
+    assert said[("gatherer", "taken")] - said[("gatherer", "began")] >= 1.5, said
+
+
+def test_a_gathering_timing_joins_a_timing_that_waits_at_once(tmp_path):
+    """Another timing waits for a check under way: the gatherer queues behind it at once
+    (not after its gathering seconds), and both go before the next check."""
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    check, taken = _start(path, "shared", 1.5, events)
+    assert taken.wait(30)
+    timing, timing_taken = _start(path, "exclusive", 0.2, events)
+    time.sleep(0.4)  # the timing now waits on the check
+    gatherer = _CONTEXT.Process(target=_gather_and_time, args=(str(path), 30.0, events))
+    gatherer.start()
+    time.sleep(0.4)
+    late, late_taken = _start(path, "shared", 0.1, events)
+    for process in (check, timing, gatherer, late):
+        process.join(60)
+    said = [events.get(timeout=30) for _ in range(9)]
+    gathered = next(value for who, what, value in said if what == "gathered")
+    assert gathered < 0.5, gathered  # it saw the waiting timing, not its 30 s
+    order = [(who, what) for who, what, _ in sorted(
+        (e for e in said if e[1] in ("taken", "released")), key=lambda e: e[2])]
+    # The check, then both timings (in either order), then the late check.
+    assert order[:2] == [("shared", "taken"), ("shared", "released")], order
+    assert order[-2:] == [("shared", "taken"), ("shared", "released")], order
+    assert {who for who, _ in order[2:-2]} == {"exclusive", "gatherer"}, order
+
+
 def test_the_lock_says_in_the_judges_status_whether_it_waits_or_holds(tmp_path):
     from kgb_core.evaluation import judge_status
 
@@ -240,3 +292,30 @@ def test_a_candidate_cannot_hold_the_devices_lock(tmp_path, monkeypatch, sandbox
     lock = DeviceLock(str(tmp_path / "cpu-0.lock"))
     with lock.exclusive():
         pass
+
+
+def test_a_runs_gathering_seconds_reach_its_judges_lock(monkeypatch, tmp_path):
+    """``[run] timing_gather_s`` (or --timing-gather-s) goes from the config to the judges'
+    environment, where the judge's lock reads it; where no lock is used, nothing goes."""
+    from kgb_core.config import config_from_mapping
+    from kgb_core.evaluation import device_lock
+    from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
+    from kgb_core.plugins import load_registry
+    from kgb_core.sweep import evaluation_settings
+
+    config = config_from_mapping({"run": {"timing_gather_s": 0.75}})
+    settings = evaluation_settings(config)
+    assert settings.timing_gather_s == 0.75
+    backend = load_registry().backend("cpu")
+    locked = Evaluator.for_backend(backend, EvaluationSettings(device_lock=True,
+                                                               timing_gather_s=0.75))
+    assert locked.backend_env[device_lock.GATHER_VARIABLE] == "0.75"
+    unlocked = Evaluator.for_backend(backend, EvaluationSettings(timing_gather_s=0.75))
+    assert device_lock.GATHER_VARIABLE not in unlocked.backend_env  # the CPU takes no lock
+    monkeypatch.setenv(device_lock.LOCK_VARIABLE, str(tmp_path / "dev.lock"))
+    monkeypatch.setenv(device_lock.GATHER_VARIABLE, "0.75")
+    lock = device_lock.from_environment()
+    assert lock.gather_s == 0.75
+    lock.close()
+    with pytest.raises(Exception, match="timing_gather_s"):
+        config_from_mapping({"run": {"timing_gather_s": -1}})

@@ -363,6 +363,7 @@ class Evaluation:
         started = time.perf_counter()
         lock = self.device_lock
         waited, waited_alone, alone = lock.waited_s, lock.waited_alone_s, lock.held_alone_s
+        gathered = lock.gathered_s
         self.candidate_file = candidate_file
         for stage in self.stages():
             began = time.perf_counter()
@@ -384,6 +385,7 @@ class Evaluation:
         self.result.device_wait_s = round(lock.waited_s - waited, 3)
         self.result.device_wait_alone_s = round(lock.waited_alone_s - waited_alone, 3)
         self.result.device_alone_s = round(lock.held_alone_s - alone, 3)
+        self.result.device_gathered_s = round(lock.gathered_s - gathered, 3)
         self.result.duration_s = time.perf_counter() - started
         judge_status.note(stage="", stage_since=None)
         return self.result

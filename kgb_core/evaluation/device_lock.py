@@ -25,6 +25,14 @@ the device.
 
 Reentrant within a process: an exclusive holder's shared steps (the judge's own checks of its
 timed samples) go through without waiting on themselves.
+
+Gathering (``gather_s``, off by default): every hold alone costs a drain, the wait for the
+check steps under way to end, and every judge on the device waits through it. Timings that
+wait together share one drain. A judge ready to time with no other timing waiting or holding
+may first wait up to ``gather_s``, holding nothing (the checks go on), for another timing to
+start waiting; it then queues behind that one at once, and the timings that came in go one
+after another. Its own worker idles meanwhile: a trade measured by ``benchmarks/full_sweep.py``
+(``--timing-gather-s``), not assumed.
 """
 
 from __future__ import annotations
@@ -39,8 +47,13 @@ from typing import Iterator
 
 from kgb_core.evaluation import judge_status
 
-# The variable that hands a judge its device's lock file (never passed on to a runner).
+# The variable that hands a judge its device's lock file (never passed on to a runner), and
+# the one that hands it the seconds a timing may gather others (``DeviceLock.gather_s``).
 LOCK_VARIABLE = "KGB_JUDGE_DEVICE_LOCK"
+GATHER_VARIABLE = "KGB_JUDGE_TIMING_GATHER_S"
+# How often a gathering judge looks for another timing (a lock tried, and let go at once: a
+# check passing through the turnstile meanwhile waits that long at most).
+GATHER_POLL_S = 0.02
 
 
 def lock_folder() -> Path:
@@ -61,8 +74,11 @@ def lock_path(backend: str, device: int | None) -> Path:
 class DeviceLock:
     """Shared for checking, exclusive for timing; ``waited_s`` is the time spent waiting."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], gather_s: float = 0.0) -> None:
         self.path = Path(path)
+        self.gather_s = gather_s
+        # Of waited_alone_s, the seconds spent gathering (``_gather``).
+        self.gathered_s = 0.0
         self._device = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         turnstile = self.path.with_name(self.path.name + ".turnstile")
         self._turnstile = os.open(turnstile, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -112,6 +128,8 @@ class DeviceLock:
             raise RuntimeError("a device lock held shared cannot be taken exclusive: two "
                                "judges doing that at once would wait on each other forever")
         started = time.monotonic()
+        if self.gather_s > 0:
+            self._gather(started + self.gather_s)
         judge_status.note(lock="waiting to hold alone", lock_since=time.time())
         fcntl.flock(self._turnstile, fcntl.LOCK_SH)  # no check passes until every timing is done
         try:
@@ -133,6 +151,20 @@ class DeviceLock:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
             judge_status.note(lock="", lock_since=None)
 
+    def _gather(self, until: float) -> None:
+        """Wait, holding nothing, until another timing waits or holds (the turnstile is held
+        shared: trying it exclusive fails) or ``until`` passes."""
+        began = time.monotonic()
+        judge_status.note(lock="gathering", lock_since=time.time())
+        while time.monotonic() < until:
+            try:
+                fcntl.flock(self._turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                break  # a timing waits or holds: queue behind it now
+            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+            time.sleep(GATHER_POLL_S)
+        self.gathered_s += time.monotonic() - began
+
     def close(self) -> None:
         for descriptor in (self._device, self._turnstile):
             try:
@@ -146,6 +178,7 @@ class NoLock:
 
     waited_s = 0.0
     waited_alone_s = 0.0
+    gathered_s = 0.0
 
     def __init__(self) -> None:
         self.held_alone_s = 0.0
@@ -169,4 +202,6 @@ class NoLock:
 def from_environment() -> "DeviceLock | NoLock":
     """The judge's lock: the file the harness named, or none."""
     path = os.environ.get(LOCK_VARIABLE)
-    return DeviceLock(path) if path else NoLock()
+    if not path:
+        return NoLock()
+    return DeviceLock(path, gather_s=float(os.environ.get(GATHER_VARIABLE) or 0.0))

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from kgb_core.evaluation import harness_verdicts, judge_status, verdicts
-from kgb_core.evaluation.device_lock import LOCK_VARIABLE, lock_path
+from kgb_core.evaluation.device_lock import GATHER_VARIABLE, LOCK_VARIABLE, lock_path
 from kgb_core.evaluation.judge import (BASELINES_VARIABLE, RECHECK_VARIABLE,
                                        RETIME_BEFORE_VARIABLE, STACKS_SIGNAL)
 from kgb_core.evaluation.limits import describe_exit, kill_group
@@ -80,6 +80,8 @@ class EvaluationSettings:
     baselines: str | None = None
     retime_baselines_before: str = ""
     baseline_recheck: float = 0.05
+    # Seconds a timing may wait for another to share its drain (``DeviceLock.gather_s``).
+    timing_gather_s: float = 0.0
 
 
 def uses_device_lock(settings: EvaluationSettings, backend: "Backend") -> bool:
@@ -277,6 +279,8 @@ class Evaluator:
             env["KGB_DEVICE_INDEX"] = str(device)
         if uses_device_lock(settings, backend):
             env[LOCK_VARIABLE] = str(lock_path(backend.name, device))
+            if settings.timing_gather_s > 0:
+                env[GATHER_VARIABLE] = str(settings.timing_gather_s)
         return cls(backend.name, env, settings, backend.worker_limits(),
                    backend.worker_host_memory_limit(), emulates=backend.emulates,
                    slot=slot if slot is not None else ("" if device is None else str(device)))

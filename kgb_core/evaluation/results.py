@@ -43,8 +43,10 @@ class EvalResult:
     # Seconds the judge waited for its device's lock (device_lock.py): other judges' timings,
     # or their checks while this one waited to time. Not part of duration_s's meaning.
     device_wait_s: float = 0.0
-    # Of device_wait_s, the seconds spent waiting to hold the device alone (to time).
+    # Of device_wait_s, the seconds spent waiting to hold the device alone (to time); of
+    # those, the seconds spent gathering other timings first (DeviceLock.gather_s).
     device_wait_alone_s: float = 0.0
+    device_gathered_s: float = 0.0
     # Seconds the judge held the device alone (its timings), when every other judge's checks
     # on the device waited; and each stage's seconds: where an evaluation's time went.
     device_alone_s: float = 0.0
