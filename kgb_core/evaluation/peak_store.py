@@ -12,8 +12,9 @@ measured), they do: every sweep after the first admits its jobs by their real pe
 
 A stored peak is only ever a scheduling estimate, like the runner's report it came from (a
 candidate can make that up): too high, the operator's next jobs wait for memory they do not
-need; too low, a job beside them may run out and run again alone, and its peak there replaces
-the stored one. Neither changes a verdict.
+need; too low, a job beside them may run out and run again alone. Neither changes a verdict,
+and neither lasts: every finished job of the operator replaces the stored peak with its own.
+The file is the stored baselines', which no runner can read or write (masked in its sandbox).
 """
 
 from __future__ import annotations
