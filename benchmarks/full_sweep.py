@@ -300,12 +300,20 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
                 after["baseline's first call"] = (after.get("baseline's first call", 0.0)
                                                   + float(timing["baseline_warmed_s"]))
     inside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}" for name, seconds in hold.items())
+    # The mean hides the shape: a few slow kernels (a baseline that loops in Python) make most
+    # of it, and the median case is what a faster timer would have to win back.
+    held = sorted(sum(float(v) for k, v in (timing.get("hold_s") or {}).items() if k != "runner")
+                  for detail in details for timing in detail.get("timings") or ()
+                  if timing.get("hold_s"))
+    spread = (f"; the case's whole hold: median {held[len(held) // 2]:.3f}, 90th percentile "
+              f"{held[int(len(held) * 0.9)]:.3f}, longest {held[-1]:.3f}" if held else "")
     outside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}"
                         for name, seconds in after.items())
     return (f"s per operator by stage: {per_stage or 'none recorded'}\n"
             f"device held alone (timing): {alone:.1f} s in all, {alone / count:.2f} s per "
             f"operator, {100 * alone / max(wall, 1e-9):.0f} % of the wall\n"
-            f"inside the hold, s per timed case ({cases} cases): {inside or 'none recorded'}\n"
+            f"inside the hold, s per timed case ({cases} cases): {inside or 'none recorded'}"
+            f"{spread}\n"
             f"outside it, s per timed case: {outside or 'none recorded'}")
 
 

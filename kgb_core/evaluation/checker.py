@@ -356,7 +356,7 @@ class Evaluation:
             stages.append(Stage("timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
                                 Evaluation._time, BY_STEP))
             stages.append(Stage("after timing", _JUDGED | {verdicts.STALE_OUTPUT} | runner,
-                                Evaluation._after_timing))
+                                Evaluation._after_timing, BY_STEP))
         return stages
 
     def run(self, candidate_file: str) -> EvalResult:
@@ -632,9 +632,13 @@ class Evaluation:
                                          "runner": _phases(reply.get("phases"))}
 
     def _after_timing(self) -> None:
-        """The timed inputs get new values: an output cached while timed shows here."""
+        """The timed inputs get new values: an output cached while timed shows here. A step
+        each: held as one, the stage was the longest step a judge about to time waited for
+        (1.7 s an operator on the H100, four or five calls of the largest cases)."""
         for case, dtype, slot in self._timed_slots:
-            self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing", slot=slot)
+            with self._checking():
+                self._call_with_new_values(case, dtype, AFTER_TIMING_SEED, "after timing",
+                                           slot=slot)
 
     def _time_baseline(self, sets: list[list[Any]], warmed: bool = False) -> Timing:
         """The baseline's timing on the judge's own copies of the timed input sets. ``warmed``:
