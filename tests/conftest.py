@@ -30,6 +30,26 @@ from kgb_core.evaluation.judge import Judge
 """
 CPU_JUDGE_PRELUDE = CPU_BACKEND_PRELUDE + """judge = Judge(backend, registry)
 """
+# For a script: every Timer.measure watched. ``measuring`` holds each one's ``warmed`` in order;
+# ``running["warmed"]`` is the running one's (None between them: no timer is measuring).
+MEASURE_SPY = """
+from kgb_core.timing import Timer
+measuring = []
+running = {"warmed": None}
+_measure = Timer.measure
+
+
+def _spied(timer, fn, prepare=None, *, warmed=False):
+    measuring.append(warmed)
+    running["warmed"] = warmed
+    try:
+        return _measure(timer, fn, prepare, warmed=warmed)
+    finally:
+        running["warmed"] = None
+
+
+Timer.measure = _spied
+"""
 
 
 def script_report(script: str, *args: str, timeout: float = 600) -> dict:

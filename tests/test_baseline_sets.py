@@ -12,27 +12,12 @@ judge, CPU backend, real runners.
 from __future__ import annotations
 
 import pytest
-from conftest import CPU_BACKEND_PRELUDE, script_report
+from conftest import CPU_BACKEND_PRELUDE, MEASURE_SPY, script_report
 
 SETS_SCRIPT = r"""
 import dataclasses, json, os, sys
-""" + CPU_BACKEND_PRELUDE + r"""
-from kgb_core.timing import Timer
-
+""" + CPU_BACKEND_PRELUDE + MEASURE_SPY + r"""
 drawn = []  # every tensor a draw made, kept alive: their storages are the pristine ones
-timing = {"on": False}
-measure = Timer.measure
-
-
-def spied(timer, fn, prepare=None, *, warmed=False):
-    timing["on"] = True
-    try:
-        return measure(timer, fn, prepare, warmed=warmed)
-    finally:
-        timing["on"] = False
-
-
-Timer.measure = spied
 
 
 def evaluate(op, writes):
@@ -45,7 +30,7 @@ def evaluate(op, writes):
         return inputs
 
     def baseline(*args):
-        if timing["on"]:
+        if running["warmed"] is not None:  # a timer is measuring
             seen.append(any(args[0].data_ptr() == t.data_ptr() for t in drawn))
             if writes:
                 args[0].add_(0)  # a write that changes no value, only the version

@@ -11,7 +11,7 @@ and whether a timer was measuring (and whether it was told the call was warmed).
 from __future__ import annotations
 
 import pytest
-from conftest import CPU_BACKEND_PRELUDE, script_report
+from conftest import CPU_BACKEND_PRELUDE, MEASURE_SPY, script_report
 
 from kgb_core.evaluation.sandbox import find_sandbox
 
@@ -21,26 +21,10 @@ import dataclasses, json, os, sys
 from kgb_core.evaluation.baselines import BaselineCache, BaselineStore
 from kgb_core.evaluation.device_lock import DeviceLock
 from kgb_core.evaluation.sandbox import find_sandbox
-from kgb_core.timing import Timer
-
+""" + MEASURE_SPY + r"""
 folder = sys.argv[1]
 lock = DeviceLock(os.path.join(folder, "cpu-0.lock"))
-measuring = []  # the ``warmed`` of each Timer.measure, in order
 calls = []  # each baseline call: (held alone, held shared, the running measure's warmed)
-running = {"warmed": None}
-measure = Timer.measure
-
-
-def spied(timer, fn, prepare=None, *, warmed=False):
-    measuring.append(warmed)
-    running["warmed"] = warmed
-    try:
-        return measure(timer, fn, prepare, warmed=warmed)
-    finally:
-        running["warmed"] = None
-
-
-Timer.measure = spied
 neg = registry.operator("aten.neg")
 judge_lock = {"lock": None}
 
