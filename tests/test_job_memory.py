@@ -128,10 +128,16 @@ def test_the_model_grows_with_an_operators_timed_inputs():
     quirks = registry.backend("nvidia").quirks
     small = modelled_bytes(_spec_with_sizes(registry, [1 << 20]), quirks)
     large = modelled_bytes(_spec_with_sizes(registry, [1 << 26]), quirks)
-    # Three sets of the input and the reference's output, fp32, times the model's factor.
+    # Three sets of the input and the reference's output, fp32, times the model's factor:
+    # aten.neg only reads its argument.
     per_set = 2 * 4 * (1 << 26)
-    assert large - job_memory.BASE_BYTES == job_memory.PER_BATCH_BYTE * 3 * per_set
+    assert large - job_memory.BASE_BYTES == job_memory.PER_BATCH_BYTE_READ_ONLY * 3 * per_set
     assert job_memory.BASE_BYTES < small < large
+    # The same cases for an operator that writes its argument: the larger factor (its
+    # baseline is timed on copies of the sets).
+    writes = replace(_spec_with_sizes(registry, [1 << 26]), mutated_args=(0,))
+    assert modelled_bytes(writes, quirks) - job_memory.BASE_BYTES == \
+        job_memory.PER_BATCH_BYTE * 3 * per_set > large - job_memory.BASE_BYTES
 
 
 def test_an_observed_peak_replaces_the_model_and_an_unknown_operator_gets_the_default():
