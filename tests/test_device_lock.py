@@ -128,6 +128,32 @@ def test_a_gathering_timing_waits_for_company_holding_nothing_then_times_alone(t
     assert said[("gatherer", "taken")] - said[("gatherer", "began")] >= 1.5, said
 
 
+def _checks_for(path: str, seconds: float, events) -> None:
+    """Check steps one after another, each passing through the turnstile, for ``seconds``."""
+    lock = DeviceLock(path)
+    ends, steps = time.monotonic() + seconds, 0
+    while time.monotonic() < ends:
+        with lock.shared():
+            steps += 1
+    events.put(("checks", "steps", steps))
+
+
+def test_checks_passing_by_do_not_end_the_gathering(tmp_path):
+    """Every check takes the turnstile for a moment: that is no timing to join."""
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    checks = _CONTEXT.Process(target=_checks_for, args=(str(path), 2.5, events))
+    checks.start()
+    time.sleep(0.3)
+    gatherer = _CONTEXT.Process(target=_gather_and_time, args=(str(path), 1.0, events))
+    gatherer.start()
+    for process in (checks, gatherer):
+        process.join(60)
+    said = {(who, what): value for who, what, value in (events.get(timeout=30)
+                                                        for _ in range(4))}
+    assert said[("checks", "steps")] > 100, said
+    assert said[("gatherer", "gathered")] >= 1.0, said
+
+
 def test_a_gathering_timing_joins_a_timing_that_waits_at_once(tmp_path):
     """Another timing waits for a check under way: the gatherer queues behind it at once
     (not after its gathering seconds), and both go before the next check."""

@@ -52,7 +52,7 @@ from kgb_core.evaluation import judge_status
 LOCK_VARIABLE = "KGB_JUDGE_DEVICE_LOCK"
 GATHER_VARIABLE = "KGB_JUDGE_TIMING_GATHER_S"
 # How often a gathering judge looks for another timing (a lock tried, and let go at once: a
-# check passing through the turnstile meanwhile waits that long at most).
+# timing that starts to wait meanwhile waits that long at most).
 GATHER_POLL_S = 0.02
 
 
@@ -82,6 +82,11 @@ class DeviceLock:
         self._device = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         turnstile = self.path.with_name(self.path.name + ".turnstile")
         self._turnstile = os.open(turnstile, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # Held shared by every timing that waits or holds, and by nothing else: what a
+        # gathering judge looks at (the turnstile will not do, as every check passing through
+        # holds it for a moment too).
+        timings = self.path.with_name(self.path.name + ".timings")
+        self._timings = os.open(timings, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         self._shared_depth = 0
         self._exclusive_depth = 0
         self.waited_s = 0.0
@@ -131,11 +136,13 @@ class DeviceLock:
         if self.gather_s > 0:
             self._gather(started + self.gather_s)
         judge_status.note(lock="waiting to hold alone", lock_since=time.time())
+        fcntl.flock(self._timings, fcntl.LOCK_SH)
         fcntl.flock(self._turnstile, fcntl.LOCK_SH)  # no check passes until every timing is done
         try:
             fcntl.flock(self._device, fcntl.LOCK_EX)
         except BaseException:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+            fcntl.flock(self._timings, fcntl.LOCK_UN)
             raise
         taken = time.monotonic()
         self.waited_s += taken - started
@@ -149,24 +156,25 @@ class DeviceLock:
             self._exclusive_depth = 0
             fcntl.flock(self._device, fcntl.LOCK_UN)
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+            fcntl.flock(self._timings, fcntl.LOCK_UN)
             judge_status.note(lock="", lock_since=None)
 
     def _gather(self, until: float) -> None:
-        """Wait, holding nothing, until another timing waits or holds (the turnstile is held
-        shared: trying it exclusive fails) or ``until`` passes."""
+        """Wait, holding nothing, until another timing waits or holds (the timings' file is
+        held shared: trying it exclusive fails) or ``until`` passes."""
         began = time.monotonic()
         judge_status.note(lock="gathering", lock_since=time.time())
         while time.monotonic() < until:
             try:
-                fcntl.flock(self._turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(self._timings, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 break  # a timing waits or holds: queue behind it now
-            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+            fcntl.flock(self._timings, fcntl.LOCK_UN)
             time.sleep(GATHER_POLL_S)
         self.gathered_s += time.monotonic() - began
 
     def close(self) -> None:
-        for descriptor in (self._device, self._turnstile):
+        for descriptor in (self._device, self._turnstile, self._timings):
             try:
                 os.close(descriptor)
             except OSError:
