@@ -211,6 +211,8 @@ def test_a_stored_peak_outranks_the_model_and_stays_with_its_backend(tmp_path):
     assert first.sources["aten.neg"] == "observed"
 
     again = JobMemory(registry.operator, quirks, store=PeakStore(path, "nvidia"))
+    again.prefetch(["aten.neg", "aten.abs", "aten.mm"])  # read ahead: no job admitted by it
+    assert again.sources == {}
     assert again.need("aten.neg") == int(2 * GIB * job_memory.OBSERVED_MARGIN)
     assert again.need("aten.abs") == modelled_bytes(registry.operator("aten.abs"), quirks)
     assert again.source_counts() == {"stored": 1, "model": 1}

@@ -135,27 +135,32 @@ class JobMemory:
         self._lock = threading.Lock()
 
     def need(self, op: str) -> int:
+        """A job of ``op``'s bytes, as its admission reads them (``sources`` says whence)."""
+        needed, source = self._need(op)
+        with self._lock:
+            self.sources[op] = source
+        return needed
+
+    def _need(self, op: str) -> tuple[int, str]:
         with self._lock:
             if self._stored is None:
                 self._stored = self._store.load() if self._store is not None else {}
             for source, peaks in (("observed", self._observed), ("stored", self._stored)):
                 if op in peaks:
-                    self.sources[op] = source
-                    return int(peaks[op] * OBSERVED_MARGIN)
+                    return int(peaks[op] * OBSERVED_MARGIN), source
         if op not in self._modelled:
             spec = self._spec_of(op)
             modelled = UNKNOWN_BYTES if spec is None else modelled_bytes(spec, self._quirks)
             with self._lock:
                 self._modelled[op] = modelled
-        with self._lock:
-            self.sources[op] = "model"
-        return self._modelled[op]
+        return self._modelled[op], "model"
 
     def prefetch(self, ops: list[str]) -> None:
         """The needs of ``ops``, read now (a pool's thread, ahead of their jobs): the model's
-        draws on ``meta`` take seconds of the host for some operators."""
+        draws on ``meta`` take seconds of the host for some operators. Not counted in
+        ``sources``, which holds only the needs jobs were admitted by."""
         for op in dict.fromkeys(ops):
-            self.need(op)
+            self._need(op)
 
     def observe(self, op: str, judge_bytes: int | None, runner_bytes: int | None) -> None:
         """A finished job's peaks (None where not counted: nothing learned), kept for this
