@@ -46,7 +46,7 @@ from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.device_lock import DeviceLock, NoLock
-from kgb_core.evaluation.job_memory import timed_cases
+from kgb_core.evaluation.job_memory import storage_bytes, timed_cases
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
 from kgb_core.evaluation.results import EvalResult
@@ -259,12 +259,6 @@ def _pitched(flat: Any, output: Any) -> list[Any]:
 
 def _storages(value: Any) -> set[int]:
     return {t.untyped_storage().data_ptr() for t in tensors_in(value) if t.numel()}
-
-
-def _input_bytes(value: Any) -> int:
-    """The bytes of the distinct storages under ``value``."""
-    return sum({t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
-                for t in tensors_in(value)}.values())
 
 
 def _phases(described: Any) -> dict[str, float]:
@@ -512,7 +506,7 @@ class Evaluation:
         # the arena, and everything here that computes on them (the baseline, the samples'
         # references) works on clones. A clone more held another batch of the device's
         # memory while it was handed over (judges sharing an H100 ran out at a sweep's start).
-        entry = _TimedCase(case, dtype, f"timed-{index}", sets, _input_bytes(sets))
+        entry = _TimedCase(case, dtype, f"timed-{index}", sets, storage_bytes(sets))
         self._request({"op": "put", "keep": entry.slot + "-sets"}, inputs=sets)
         return entry
 

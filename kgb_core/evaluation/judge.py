@@ -261,9 +261,10 @@ class Judge:
         # from the fork until the runner says it is ready.
         starting = contextlib.ExitStack()
         starting.enter_context(self.device_lock.shared())
-        steps = {"runner start": time.perf_counter()}  # shared steps' starts, then lengths
+        steps: dict[str, float] = {}  # the runner's start and end: seconds held shared
+        spawned = time.perf_counter()
         starting.callback(lambda: steps.update(
-            {"runner start": time.perf_counter() - steps["runner start"]}))
+            {"runner start": time.perf_counter() - spawned}))
         try:
             channel = self.template.spawn(RUNNER_STARTUP_S)
         except TemplateFailed:
