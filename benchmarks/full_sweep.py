@@ -244,7 +244,8 @@ def memory_admission(pool: Any, usage: list[Any]) -> str:
         return f"jobs admitted by count; run again alone after running out of memory: {retried}"
     said = "; ".join(f"device {g['device'] if g['device'] is not None else 0}: capacity "
                      f"{g['capacity_bytes'] / (1 << 30):.1f} GiB, jobs waited for memory "
-                     f"{g['memory_waited_s']:.1f} s in all" for g in gates)
+                     f"{g['memory_waited_s']:.1f} s in all, {g.get('passed', 0)} admitted "
+                     f"ahead of one waiting before them" for g in gates)
     memory = getattr(pool, "memory", None)
     sources = memory.source_counts() if memory is not None else {}
     needs = ", ".join(f"{source} {count}" for source, count in sorted(sources.items()))

@@ -56,6 +56,7 @@ def _settle() -> None:
 
 def test_a_job_waits_until_its_bytes_fit_and_later_jobs_wait_behind_it():
     gate, order = _sized_gate(), []
+    gate.pass_patience_s = 0.0  # the first in line may not be passed at all
     first = _Holder(gate, "first", 6 * GIB, order)
     first.inside.wait(5)
     second = _Holder(gate, "second", 6 * GIB, order)
@@ -71,6 +72,33 @@ def test_a_job_waits_until_its_bytes_fit_and_later_jobs_wait_behind_it():
     assert order == ["first", "second", "third"] and gate.held_bytes == 9 * GIB
     second.end()
     third.end()
+    assert gate.held_bytes == 0
+
+
+def test_a_small_job_passes_a_waiting_large_one_only_while_the_large_one_is_patient():
+    """Strictly in order, a large job at the head of the line kept every job behind it waiting
+    for memory that was free (on an H100, eight workers waited for memory 48 % of their time).
+    A later job that fits now may pass it, for ``pass_patience_s`` of the large one's wait;
+    after that nothing passes it, and it runs once the jobs under way leave it room."""
+    gate, order = _sized_gate(), []
+    gate.pass_patience_s = 0.6
+    first = _Holder(gate, "first", 6 * GIB, order)
+    first.inside.wait(5)
+    large = _Holder(gate, "large", 6 * GIB, order)
+    _settle()
+    passer = _Holder(gate, "passer", 3 * GIB, order)
+    assert passer.inside.wait(5)
+    assert order == ["first", "passer"] and gate.held_bytes == 9 * GIB
+    time.sleep(0.6)  # the large job's patience is spent
+    late = _Holder(gate, "late", 1 * GIB, order)
+    _settle()
+    assert order == ["first", "passer"]  # it would fit, but it may not pass any longer
+    first.end()
+    assert large.inside.wait(5)
+    assert late.inside.wait(5)
+    assert order == ["first", "passer", "large", "late"] and gate.passed == 1
+    for holder in (passer, large, late):
+        holder.end()
     assert gate.held_bytes == 0
 
 

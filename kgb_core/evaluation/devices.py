@@ -197,10 +197,17 @@ class _Share:
     def __init__(self) -> None:
         self.peak = 0
         self.memory_wait_s = 0.0  # how long it waited for memory before it was admitted
+        self.queued_at = time.monotonic()
 
 
 # Jobs that fit beside each other, under a lowered cap, before one more may share the device.
 RAISE_CAP_AFTER = 8
+# How long the first job waiting for memory lets later jobs that fit pass it. Strictly in
+# order, one large job at the head kept every job behind it waiting for memory that was free:
+# eight workers on an H100 waited for memory 48 % of their time (h100-full-sweep-d0799ab), a
+# median job there taking about 25 s. Passing for good would starve a large job behind a
+# stream of small ones; passing for this long delays it by at most this and one job's run.
+PASS_PATIENCE_S = 20.0
 
 
 class _DeviceGate:
@@ -219,9 +226,10 @@ class _DeviceGate:
     Where the device's memory is known (``capacity``, bytes the jobs may hold together) and a
     job says what it needs (``job_memory.JobMemory``), jobs are admitted by bytes instead: a
     job shares the device while the needs of those sharing it and its own fit the capacity,
-    or alone where its need alone does not. Jobs waiting for memory are admitted in the order
-    they came, so a large one is not passed for good by a stream of small ones; the count cap
-    then stays off (a job that runs out of memory is still run again alone, and its peak
+    or alone where its need alone does not. A job that fits may pass those waiting before it
+    while the first of them has waited less than ``pass_patience_s``; after that they are
+    admitted in the order they came, so a large one is not passed for good by a stream of
+    small ones. The count cap then stays off (a job that runs out of memory is still run again alone, and its peak
     there is its operator's need from then on)."""
 
     def __init__(self) -> None:
@@ -237,14 +245,17 @@ class _DeviceGate:
         self.held_bytes = 0  # the needs of the jobs sharing the device now
         self._memory_queue: deque[_Share] = deque()  # jobs waiting for memory, in order
         self.memory_waited_s = 0.0  # what jobs waited for memory in all (a sweep's summary)
+        self.pass_patience_s = PASS_PATIENCE_S
+        self.passed = 0  # jobs admitted ahead of one that waited before them
 
     def _may_share(self, share: _Share, need: int | None) -> bool:
         if self._exclusive or self._exclusive_wanted:
             return False
         if self.capacity is None or need is None:
             return self.cap is None or self._shared < self.cap
-        if self._memory_queue[0] is not share:  # first come, first admitted
-            return False
+        first = self._memory_queue[0]
+        if first is not share and time.monotonic() - first.queued_at >= self.pass_patience_s:
+            return False  # the first in line waited long enough: it goes next
         return self._shared == 0 or self.held_bytes + need <= self.capacity
 
     @contextmanager
@@ -261,6 +272,8 @@ class _DeviceGate:
                 self._condition.wait_for(lambda: self._may_share(share, need))
             finally:
                 if need is not None:
+                    if self._memory_queue[0] is not share:
+                        self.passed += 1
                     self._memory_queue.remove(share)
                     share.memory_wait_s = time.monotonic() - began
                     self.memory_waited_s += share.memory_wait_s
@@ -438,9 +451,10 @@ class DevicePool(EvaluationPool):
         return futures
 
     def memory_gates(self) -> list[dict[str, Any]]:
-        """Each device's gate by bytes, where it has one: its capacity and what jobs waited."""
+        """Each device's gate by bytes, where it has one: its capacity, what jobs waited, and
+        how many were admitted ahead of one waiting before them."""
         return [{"device": device, "capacity_bytes": gate.capacity,
-                 "memory_waited_s": round(gate.memory_waited_s, 1)}
+                 "memory_waited_s": round(gate.memory_waited_s, 1), "passed": gate.passed}
                 for device, gate in self._gates.items() if gate.capacity]
 
     def _serve(self, index: int) -> None:
