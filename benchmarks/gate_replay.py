@@ -104,6 +104,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--scale", type=float, default=40.0,
                         help="measured seconds per replayed second")
+    parser.add_argument("--peak-margin", type=float, default=OBSERVED_MARGIN,
+                        help="stored peaks times this (kgb's OBSERVED_MARGIN by default)")
     parser.add_argument("--without-lock-waits", action="store_true",
                         help="each job's seconds less its waits for the device's lock (the "
                              "other judges' timings), during which it held its memory idle")
@@ -122,7 +124,7 @@ def main() -> None:
     needs = {
         "that sweep's model": [int(j["then"]) for j in jobs],  # type: ignore[call-overload]
         "the model now": [modelled_bytes(registry.operator(str(j["op"])), quirks) for j in jobs],
-        "stored peaks": [int(float(j["peak"]) * OBSERVED_MARGIN) for j in jobs],  # type: ignore[arg-type]
+        "stored peaks": [int(float(j["peak"]) * args.peak_margin) for j in jobs],  # type: ignore[arg-type]
     }
     work = sum(float(j["seconds"]) for j in jobs)  # type: ignore[arg-type]
     print(f"{len(jobs)} jobs from {Path(args.rows).name}, {work:.0f} s of evaluation in all"
