@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -38,7 +39,7 @@ GIB = 1 << 30
 ROWS = Path(__file__).parent / "results" / "h100-full-sweep-d0799ab-rows.txt"
 
 
-def read_jobs(path: Path) -> list[dict[str, object]]:
+def read_jobs(path: Path) -> list[dict[str, Any]]:
     """Each row's operator, seconds, peaks and the need that sweep admitted it by."""
     jobs = []
     for line in path.read_text().splitlines():
@@ -52,17 +53,17 @@ def read_jobs(path: Path) -> list[dict[str, object]]:
     return jobs
 
 
-def in_sweep_order(jobs: list[dict[str, object]]) -> list[dict[str, object]]:
+def in_sweep_order(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The order the sweep handed them out: one operator of each source in turn, by name
     (``full_sweep._interleaved``)."""
-    sources: dict[str, list[dict[str, object]]] = {}
+    sources: dict[str, list[dict[str, Any]]] = {}
     for job in sorted(jobs, key=lambda j: str(j["op"])):
         sources.setdefault(str(job["op"]).split(".")[0], []).append(job)
     queues = list(sources.values())
     return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
 
 
-def replay(jobs: list[dict[str, object]], needs: list[int], workers: int, capacity: int,
+def replay(jobs: list[dict[str, Any]], needs: list[int], workers: int, capacity: int,
            patience: float, scale: float) -> tuple[float, float, int]:
     """Wall seconds, seconds waited for memory, jobs admitted ahead: on the measured clock."""
     gate = devices._DeviceGate()
@@ -78,7 +79,7 @@ def replay(jobs: list[dict[str, object]], needs: list[int], workers: int, capaci
                     return
                 job, need = queue.pop(0)
             with gate.shared(need):
-                time.sleep(float(job["seconds"]) / scale)  # type: ignore[arg-type]
+                time.sleep(float(job["seconds"]) / scale)
 
     began = time.monotonic()
     threads = [threading.Thread(target=work) for _ in range(workers)]
@@ -89,11 +90,11 @@ def replay(jobs: list[dict[str, object]], needs: list[int], workers: int, capaci
     return (time.monotonic() - began) * scale, gate.memory_waited_s * scale, gate.passed
 
 
-def bound(jobs: list[dict[str, object]], needs: list[int], workers: int, capacity: int) -> float:
+def bound(jobs: list[dict[str, Any]], needs: list[int], workers: int, capacity: int) -> float:
     """The least wall any admission rule could reach: the workers' seconds spread evenly, or
     the jobs' bytes times seconds packed into the capacity with none of it left free (a job
     larger than the capacity counts as the capacity: it runs alone)."""
-    seconds = [float(j["seconds"]) for j in jobs]  # type: ignore[arg-type]
+    seconds = [float(j["seconds"]) for j in jobs]
     packed = sum(min(need, capacity) * s for need, s in zip(needs, seconds)) / capacity
     return max(sum(seconds) / workers, packed)
 
@@ -119,14 +120,14 @@ def main() -> None:
     quirks = registry.backend("nvidia").quirks
     jobs = in_sweep_order(read_jobs(Path(args.rows)))
     if args.without_lock_waits:
-        jobs = [{**j, "seconds": float(j["seconds"]) - float(j["lock_wait"])}  # type: ignore[arg-type]
+        jobs = [{**j, "seconds": float(j["seconds"]) - float(j["lock_wait"])}
                 for j in jobs]
     needs = {
-        "that sweep's model": [int(j["then"]) for j in jobs],  # type: ignore[call-overload]
+        "that sweep's model": [int(j["then"]) for j in jobs],
         "the model now": [modelled_bytes(registry.operator(str(j["op"])), quirks) for j in jobs],
-        "stored peaks": [int(float(j["peak"]) * args.peak_margin) for j in jobs],  # type: ignore[arg-type]
+        "stored peaks": [int(float(j["peak"]) * args.peak_margin) for j in jobs],
     }
-    work = sum(float(j["seconds"]) for j in jobs)  # type: ignore[arg-type]
+    work = sum(float(j["seconds"]) for j in jobs)
     print(f"{len(jobs)} jobs from {Path(args.rows).name}, {work:.0f} s of evaluation in all"
           f"{' less the waits for the device lock' if args.without_lock_waits else ''}, "
           f"{args.workers} workers (at least {work / args.workers:.0f} s with no waits); "

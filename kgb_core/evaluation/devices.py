@@ -205,7 +205,7 @@ RAISE_CAP_AFTER = 8
 # How long the first job waiting for memory lets later jobs that fit pass it. Strictly in
 # order, one large job at the head kept every job behind it waiting for memory that was free:
 # eight workers on an H100 waited for memory 48 % of their time (h100-full-sweep-d0799ab), a
-# median job there taking about 25 s. Passing for good would starve a large job behind a
+# median job there taking 21 s. Passing for good would starve a large job behind a
 # stream of small ones; passing for this long delays it by at most this and one job's run.
 PASS_PATIENCE_S = 20.0
 
@@ -229,8 +229,8 @@ class _DeviceGate:
     or alone where its need alone does not. A job that fits may pass those waiting before it
     while the first of them has waited less than ``pass_patience_s``; after that they are
     admitted in the order they came, so a large one is not passed for good by a stream of
-    small ones. The count cap then stays off (a job that runs out of memory is still run again alone, and its peak
-    there is its operator's need from then on)."""
+    small ones. The count cap then stays off (a job that runs out of memory is still run
+    again alone, and its peak there is its operator's need from then on)."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
