@@ -24,11 +24,19 @@ def _hold(path: str, mode: str, seconds: float, taken, events) -> None:
         events.put((mode, "released", time.monotonic()))
 
 
+# Every event handed to a child, kept for the module's life: a spawned child rebuilds its
+# event from the parent's semaphore, which is gone once the parent drops the event (a caller
+# that wrote ``process, _ = _start(...)`` twice dropped the first, and its child then failed
+# to start with FileNotFoundError).
+_KEPT: list = []
+
+
 def _start(path: Path, mode: str, seconds: float, events):
     taken = _CONTEXT.Event()
+    _KEPT.append(taken)
     process = _CONTEXT.Process(target=_hold, args=(str(path), mode, seconds, taken, events))
     process.start()
-    return process, taken  # the caller keeps the event until the child has it
+    return process, taken
 
 
 def _drain(events, count: int) -> list[tuple[str, str, float]]:
