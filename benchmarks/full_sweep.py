@@ -290,11 +290,14 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     # the samples copied out, and before it the baseline's untimed first call, where made.
     hold: dict[str, float] = {}
     after: dict[str, float] = {}
+    held: list[float] = []  # each timed case's whole hold (the runner's split is inside it)
     cases = 0
     for detail in details:
         for timing in detail.get("timings") or ():
             parts = dict(timing.get("hold_s") or {})
             cases += bool(parts)
+            if parts:
+                held.append(sum(float(v) for k, v in parts.items() if k != "runner"))
             _add_parts(hold, parts)
             _add_parts(after, dict(timing.get("samples_s") or {}), "samples ")
             if timing.get("baseline_warmed_s") is not None:
@@ -303,9 +306,7 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     inside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}" for name, seconds in hold.items())
     # The mean hides the shape: a few slow kernels (a baseline that loops in Python) make most
     # of it, and the median case is what a faster timer would have to win back.
-    held = sorted(sum(float(v) for k, v in (timing.get("hold_s") or {}).items() if k != "runner")
-                  for detail in details for timing in detail.get("timings") or ()
-                  if timing.get("hold_s"))
+    held.sort()
     spread = (f"; the case's whole hold: median {held[len(held) // 2]:.3f}, 90th percentile "
               f"{held[int(len(held) * 0.9)]:.3f}, longest {held[-1]:.3f}" if held else "")
     outside = ", ".join(f"{name} {seconds / max(cases, 1):.3f}"

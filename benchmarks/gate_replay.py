@@ -31,6 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from full_sweep import _interleaved  # noqa: E402  (this folder: a script's own is on its path)
 from kgb_core.evaluation import devices  # noqa: E402
 from kgb_core.evaluation.job_memory import (OBSERVED_MARGIN, modelled_bytes,  # noqa: E402
                                             shared_capacity)
@@ -54,13 +55,9 @@ def read_jobs(path: Path) -> list[dict[str, Any]]:
 
 
 def in_sweep_order(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The order the sweep handed them out: one operator of each source in turn, by name
-    (``full_sweep._interleaved``)."""
-    sources: dict[str, list[dict[str, Any]]] = {}
-    for job in sorted(jobs, key=lambda j: str(j["op"])):
-        sources.setdefault(str(job["op"]).split(".")[0], []).append(job)
-    queues = list(sources.values())
-    return [q[i] for i in range(max(map(len, queues))) for q in queues if i < len(q)]
+    """The order the sweep handed them out (``full_sweep._interleaved``)."""
+    by_op = {str(job["op"]): job for job in jobs}
+    return [by_op[op] for op in _interleaved(list(by_op))]
 
 
 def replay(jobs: list[dict[str, Any]], needs: list[int], workers: int, capacity: int,
