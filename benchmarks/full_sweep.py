@@ -319,22 +319,33 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
             f"outside it, s per timed case: {outside or 'none recorded'}")
 
 
+LONGEST_SHOWN = 8  # operators named in the summary's line of longest shared steps
+
+
 def shared_steps(rows: list[dict[str, Any]]) -> str:
     """The steps the judges held the device shared, by stage (``EvalResult.shared_steps``):
     how many, their mean and the longest. A judge about to time waits for the steps under way
     to end, so the long ones are what its wait, and every other judge's behind it, is made of."""
     sums: dict[str, list[float]] = {}
-    for detail in (row_detail(row) for row in rows):
-        for stage, (count, total, longest) in (detail.get("shared_steps") or {}).items():
+    longest_steps: list[tuple[float, str, str]] = []  # (seconds, operator, stage)
+    for row in rows:
+        for stage, (count, total, longest) in (row_detail(row).get("shared_steps")
+                                               or {}).items():
             entry = sums.setdefault(stage, [0, 0.0, 0.0])
             entry[0] += count
             entry[1] += total
             entry[2] = max(entry[2], longest)
+            longest_steps.append((float(longest), str(row.get("op")), stage))
     if not sums:
         return "steps held shared: none recorded"
-    return "steps held shared, by stage (count, mean s, longest s): " + "; ".join(
-        f"{stage} {int(count)}, {total / max(count, 1):.3f}, {longest:.2f}"
+    # Which operators the long steps are: one slow reference or first call (a Python loop, a
+    # compile) is what every judge about to time, and all behind it, waits for.
+    longest_steps.sort(reverse=True)
+    return ("steps held shared, by stage (count, sum s, mean s, longest s): " + "; ".join(
+        f"{stage} {int(count)}, {total:.1f}, {total / max(count, 1):.3f}, {longest:.2f}"
         for stage, (count, total, longest) in sums.items())
+        + "\nlongest steps held shared (s, operator, stage): " + ", ".join(
+            f"{seconds:.2f} {op} {stage}" for seconds, op, stage in longest_steps[:LONGEST_SHOWN]))
 
 
 def _add_parts(sums: dict[str, float], parts: dict[str, Any], prefix: str = "") -> None:

@@ -146,5 +146,7 @@ def test_the_summary_adds_up_each_stages_shared_steps_across_operators():
             {"op": "aten.mm", "detail": json.dumps({"shared_steps": {"trials": [30, 4.0, 2.25]}})},
             {"op": "aten.abs", "detail": json.dumps({})}]
     said = shared_steps(rows)
-    assert "import 1, 1.500, 1.50" in said and "trials 40, 0.150, 2.25" in said, said
+    assert "import 1, 1.5, 1.500, 1.50" in said and "trials 40, 6.0, 0.150, 2.25" in said, said
+    longest = said.splitlines()[1]
+    assert longest.endswith("2.25 aten.mm trials, 1.50 aten.neg import, 0.50 aten.neg trials")
     assert "none recorded" in shared_steps(rows[2:])
