@@ -348,6 +348,27 @@ def shared_steps(rows: list[dict[str, Any]]) -> str:
             f"{seconds:.2f} {op} {stage}" for seconds, op, stage in longest_steps[:LONGEST_SHOWN]))
 
 
+def device_bound(rows: list[dict[str, Any]], workers_per_device: int, devices: int = 1) -> str:
+    """The least wall these jobs could take, whatever the scheduling: while a judge holds its
+    device alone no other judge's step runs on it, so a device's holds add up one after
+    another, and the steps held shared fill the rest, at most ``workers_per_device`` at once
+    (the jobs taken as spread evenly over ``devices``). The host work between steps (a
+    compile, packing, comparing) overlaps both and is not counted. It says whether a sweep's
+    target needs shorter holds and steps, or only better scheduling."""
+    details = [row_detail(row) for row in rows]
+    alone = sum(float(detail.get("device_alone_s") or 0.0) for detail in details)
+    shared = sum(float(total) for detail in details
+                 for _, total, _ in (detail.get("shared_steps") or {}).values())
+    if not rows or not shared:
+        return "the devices' bound: no shared steps recorded"
+    workers, devices = max(workers_per_device, 1), max(devices, 1)
+    bound = (alone + shared / workers) / devices
+    return (f"the devices' bound ({devices} x {workers} workers): (held alone {alone:.1f} s + "
+            f"steps held shared {shared:.1f} s / {workers}) / {devices} = {bound:.1f} s for "
+            f"{len(rows)} operators ({bound / len(rows):.2f} s each), operators/min "
+            f"{60 * len(rows) / bound:.1f} at most")
+
+
 def _add_parts(sums: dict[str, float], parts: dict[str, Any], prefix: str = "") -> None:
     """``parts`` (names to seconds, the runner's own split under "runner") added to ``sums``."""
     runner = parts.pop("runner", None) or {}
@@ -471,6 +492,8 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
              f"{args.timing_gather_s:g})" if args.timing_gather_s else "") + ")")
     print(where_the_time_went(rows, wall))
     print(shared_steps(rows))
+    print(device_bound(rows, args.workers_per_device,
+                       max(1, len(usage) // max(1, args.workers_per_device))))
     print(memory_peaks(rows))
     print(memory_admission(pool, usage))
     print(worker_time(rows, usage, wall))

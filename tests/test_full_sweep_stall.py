@@ -150,3 +150,17 @@ def test_the_summary_adds_up_each_stages_shared_steps_across_operators():
     longest = said.splitlines()[1]
     assert longest.endswith("2.25 aten.mm trials, 1.50 aten.neg import, 0.50 aten.neg trials")
     assert "none recorded" in shared_steps(rows[2:])
+
+
+def test_the_devices_bound_adds_the_holds_and_shares_the_steps_among_the_workers():
+    device_bound = _full_sweep_module().device_bound
+    rows = [{"op": "aten.neg", "detail": json.dumps({
+                "device_alone_s": 1.5, "shared_steps": {"trials": [10, 6.0, 1.0],
+                                                        "timing": [4, 2.0, 0.5]}})},
+            {"op": "aten.mm", "detail": json.dumps({
+                "device_alone_s": 0.5, "shared_steps": {"trials": [30, 12.0, 2.25]}})}]
+    # 2.0 s alone, one after another; 20 s of shared steps among 4 workers: 7.0 s.
+    said = device_bound(rows, 4)
+    assert "= 7.0 s for 2 operators (3.50 s each), operators/min 17.1 at most" in said, said
+    assert "= 3.5 s for 2 operators" in device_bound(rows, 4, devices=2)
+    assert "no shared steps" in device_bound([{"op": "aten.abs", "detail": "{}"}], 4)
