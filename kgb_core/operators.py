@@ -285,6 +285,12 @@ class OperatorSpec:
     # a sandboxed process of its own): times the baseline there, given the timing settings and
     # the input sets, returning a kgb_core.timing.Timing. None: the judge times ``baseline``.
     time_baseline: Callable[[Mapping[str, Any], Sequence[Sequence[Any]]], Any] | None = None
+    # A reference that computes on the host (a Python loop over the values, seconds to a minute
+    # a call, as vLLM's convert_vertical_slash_indexes replays a CUDA state machine): the judge
+    # hands it host copies of the inputs and lets the device's lock go while it runs
+    # (checker.Evaluation._reference_on_host), then compares on the device as usual. Say so
+    # only of a reference that gives the same values on the host: nothing else changes.
+    host_reference: bool = False
 
     @property
     def id(self) -> str:

@@ -4,6 +4,7 @@ judge's timing waits for another judge's check step and still passes."""
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import time
 from pathlib import Path
@@ -221,6 +222,32 @@ def test_reentry_in_one_process(tmp_path):
         pass
     lock.close()
     other.close()
+
+
+def test_a_step_sets_the_lock_aside_for_host_work_and_takes_it_again_after_a_timing(tmp_path):
+    """A judge in a check step with host work to do (a reference that loops in Python) lets
+    the lock go meanwhile: a timing that waited takes the device at once, and the step goes on
+    once that timing is done, as any new step would."""
+    path, events = tmp_path / "dev.lock", _CONTEXT.Queue()
+    lock = DeviceLock(path)
+    with lock.shared():
+        timing, taken = _start(path, "exclusive", 0.5, events)
+        assert not taken.wait(0.5), "a timing took the device while a step held it"
+        with lock.set_aside():
+            assert taken.wait(30), "the step's host work kept the timing waiting"
+        back = time.monotonic()
+        assert lock._shared_depth == 1
+    timing.join(30)
+    order = _drain(events, 2)
+    assert order[1][:2] == ("exclusive", "released") and order[1][2] <= back, \
+        "the step went on before the timing that came in was done"
+    with lock.exclusive():  # held alone, the lock stays held
+        with lock.set_aside():
+            other = DeviceLock(path)
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other._device, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            other.close()
+    lock.close()
 
 
 def test_a_judge_times_only_once_another_judges_check_step_is_over(tmp_path, monkeypatch):

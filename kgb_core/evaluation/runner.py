@@ -72,17 +72,18 @@ def tensors_in(value: Any) -> list[Any]:
     return []
 
 
-def clone_tree(value: Any) -> Any:
-    """A deep copy of tensors (kept with their strides) inside tuples and lists."""
+def clone_tree(value: Any, device: Any = None) -> Any:
+    """A deep copy of tensors (kept with their strides) inside tuples and lists, on ``device``
+    where given (else each tensor's own)."""
     import torch
 
     if isinstance(value, torch.Tensor):
         copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
-                                   device=value.device)
+                                   device=value.device if device is None else device)
         copy.copy_(value)
         return copy
     if isinstance(value, (list, tuple)):
-        return type(value)(clone_tree(v) for v in value)
+        return type(value)(clone_tree(v, device) for v in value)
     return value
 
 
