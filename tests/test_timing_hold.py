@@ -120,8 +120,9 @@ def test_each_stages_shared_steps_are_counted_and_a_step_inside_a_step_is_one(ti
     assert steps["import"][0] == 1, steps  # a stage held as a whole: one step
     # One step per timed case's call with new values after timing, not the stage as one.
     assert steps["after timing"][0] == report["timed"], steps
-    # The timing stage, per timed case: its hand-over, its baseline's untimed first call (each
-    # measured afresh here) and, after the hold, the check of its samples.
-    assert steps["timing"][0] == 3 * report["timed"], steps
+    # The timing stage, per timed case: its hand-over (a step for each of its three input
+    # sets), its baseline's untimed first call (each measured afresh here) and, after the
+    # hold, the check of its samples.
+    assert steps["timing"][0] == 5 * report["timed"], steps
     for stage, (count, total, longest) in steps.items():
         assert 0 < longest <= total <= stages.get(stage, total) + 1e-3, (stage, steps, stages)

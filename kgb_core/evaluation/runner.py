@@ -289,7 +289,10 @@ class Runner:
             # sent while the device is shared, timed later with the device held alone).
             if not request.get("keep"):
                 raise CandidateFailure(verdicts.RUNTIME_ERROR, "a put without a name")
-            self.kept[request["keep"]] = self._inputs(request)
+            if request.get("append"):  # one input set more under the name (a list of sets)
+                self.kept.setdefault(request["keep"], []).append(self._inputs(request))
+            else:
+                self.kept[request["keep"]] = self._inputs(request)
             return {}
         raise CandidateFailure(verdicts.RUNTIME_ERROR, f"unknown request {kind!r}")
 
