@@ -130,6 +130,17 @@ def test_would_measure_says_what_the_next_get_or_measure_does(tmp_path, monkeypa
     kept, reused = unchecked.get_or_measure(key, measure(1.2))
     assert reused and kept.recheck_ms is None and measured == [1.0, 1.1]
 
+    # A baseline of a second a call or more is never drawn: its re-timing would hold the
+    # device alone that long, every other judge waiting.
+    slow_key = BaselineCache.key("vllm.convert_vertical_slash_indexes", "c", "int32", "t", {})
+    BaselineCache(store=BaselineStore(path)).get_or_measure(slow_key, measure(20_000.0))
+    monkeypatch.setattr("kgb_core.evaluation.baselines._RANDOM",
+                        SimpleNamespace(random=lambda: 0.0))  # every draw re-times
+    always = BaselineCache(store=BaselineStore(path), recheck=1.0)
+    assert always.would_measure(key) and not always.would_measure(slow_key)
+    slow, reused = always.get_or_measure(slow_key, measure(19_000.0))
+    assert reused and slow.recheck_ms is None and measured[-1] == 20_000.0
+
 
 def _reused(db) -> list[bool]:
     with ResultStore(db) as store:
