@@ -969,7 +969,7 @@ class Evaluation:
         began, waited = time.perf_counter(), self.device_lock.waited_s
         with self.device_lock.set_aside():
             expected = self.spec.reference(*host)
-        self.deadline += self.device_lock.waited_s - waited  # taking it again: not the candidate's
+        self.deadline += self.device_lock.waited_s - waited  # the wait to take it again
         self._aside_s += time.perf_counter() - began
         for index in self.spec.mutated_args:
             if index < len(inputs):
@@ -990,8 +990,9 @@ class Evaluation:
                     if message else Comparison()), tolerance
         if spec.product_bound and dtype in BOUNDED_DTYPES and spec.compared is None:
             expected, arguments = bounded_reference(
-                lambda *values: self._reference(list(values)), reference_inputs, int(spec.reduce_dim(case.params)),
-                spec.mutated_args, interleaved=spec.product_bound == "interleaved")
+                lambda *values: self._reference(list(values)), reference_inputs,
+                int(spec.reduce_dim(case.params)), spec.mutated_args,
+                interleaved=spec.product_bound == "interleaved")
             self.backend.synchronize()
             comparison = compare_outputs(actual, expected, tolerance)
             for index in spec.mutated_args:
