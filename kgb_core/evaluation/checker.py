@@ -971,9 +971,10 @@ class Evaluation:
             expected = self.spec.reference(*host)
         self.deadline += self.device_lock.waited_s - waited  # the wait to take it again
         self._aside_s += time.perf_counter() - began
-        for index in self.spec.mutated_args:
-            if index < len(inputs):
-                _copy_into(inputs[index], host[index])
+        written = [index for index in self.spec.mutated_args if index < len(inputs)]
+        for target, value in zip(tensors_in([inputs[i] for i in written]),
+                                 tensors_in([host[i] for i in written])):
+            target.copy_(value)
         return expected if on_device is None else clone_tree(expected, on_device.device)
 
     def _compare_with_reference(self, case: ShapeCase, dtype: str, outcome: CallOutcome,
@@ -1019,16 +1020,6 @@ class Evaluation:
                                                   where=f"argument {index} (written in place)"))
         return comparison, tolerance
 
-
-
-def _copy_into(target: Any, source: Any) -> None:
-    """``source``'s tensors copied into ``target``'s, tree for tree (a host reference's written
-    arguments put back into the judge's copies)."""
-    if isinstance(target, torch.Tensor) and isinstance(source, torch.Tensor):
-        target.copy_(source)
-    elif isinstance(target, (list, tuple)) and isinstance(source, (list, tuple)):
-        for inner, value in zip(target, source):
-            _copy_into(inner, value)
 
 
 def runnable_cases(spec: OperatorSpec, quirks: Any) -> list[tuple[ShapeCase, str]]:
