@@ -348,6 +348,35 @@ def shared_steps(rows: list[dict[str, Any]]) -> str:
             f"{seconds:.2f} {op} {stage}" for seconds, op, stage in longest_steps[:LONGEST_SHOWN]))
 
 
+def step_parts(rows: list[dict[str, Any]]) -> str:
+    """Where the shared steps' seconds went, by stage (``EvalResult.step_parts``), in s per
+    step: the judge's drawing, copying, packing, unpacking and judging, the request's round
+    trip and, inside it, the runner's own split ("runner ..."). What no part names (the
+    lock's bookkeeping, the runner's start) is "other"."""
+    sums: dict[str, dict[str, float]] = {}
+    steps: dict[str, list[float]] = {}  # stage: [count, seconds]
+    for row in rows:
+        detail = row_detail(row)
+        for stage, parts in (detail.get("step_parts") or {}).items():
+            into = sums.setdefault(stage, {})
+            for name, seconds in parts.items():
+                into[name] = into.get(name, 0.0) + float(seconds)
+        for stage, (count, total, _) in (detail.get("shared_steps") or {}).items():
+            entry = steps.setdefault(stage, [0, 0.0])
+            entry[0] += count
+            entry[1] += total
+    if not sums:
+        return "inside the steps held shared: none recorded"
+    lines = []
+    for stage, parts in sums.items():
+        count, total = steps.get(stage, [0, 0.0])
+        named = sum(seconds for name, seconds in parts.items() if not name.startswith("runner"))
+        shown = {**parts, "other": total - named}
+        lines.append(f"{stage} ({int(count)} steps): " + ", ".join(
+            f"{name} {seconds / max(count, 1):.3f}" for name, seconds in shown.items()))
+    return "inside the steps held shared, s per step: " + "; ".join(lines)
+
+
 def device_bound(rows: list[dict[str, Any]], workers_per_device: int, devices: int = 1) -> str:
     """The least wall these jobs could take, whatever the scheduling: while a judge holds its
     device alone no other judge's step runs on it, so a device's holds add up one after
@@ -492,6 +521,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
              f"{args.timing_gather_s:g})" if args.timing_gather_s else "") + ")")
     print(where_the_time_went(rows, wall))
     print(shared_steps(rows))
+    print(step_parts(rows))
     print(device_bound(rows, args.workers_per_device,
                        max(1, len(usage) // max(1, args.workers_per_device))))
     print(memory_peaks(rows))

@@ -164,3 +164,18 @@ def test_the_devices_bound_adds_the_holds_and_shares_the_steps_among_the_workers
     assert "= 7.0 s for 2 operators (3.50 s each), operators/min 17.1 at most" in said, said
     assert "= 3.5 s for 2 operators" in device_bound(rows, 4, devices=2)
     assert "no shared steps" in device_bound([{"op": "aten.abs", "detail": "{}"}], 4)
+
+
+def test_the_summary_says_where_the_shared_steps_seconds_went_per_step():
+    step_parts = _full_sweep_module().step_parts
+    rows = [{"op": "aten.neg", "detail": json.dumps({
+                "shared_steps": {"trials": [2, 1.0, 0.6]},
+                "step_parts": {"trials": {"draw": 0.1, "request": 0.6, "runner call": 0.5}}})},
+            {"op": "aten.mm", "detail": json.dumps({
+                "shared_steps": {"trials": [2, 1.0, 0.6]},
+                "step_parts": {"trials": {"request": 0.6, "runner call": 0.4}}})}]
+    said = step_parts(rows)
+    # 4 steps, 2.0 s: draw 0.1, request 1.2 (the runner's 0.9 inside it), the rest other.
+    assert said == ("inside the steps held shared, s per step: trials (4 steps): draw 0.025, "
+                    "request 0.300, runner call 0.225, other 0.175"), said
+    assert "none recorded" in step_parts([{"op": "aten.abs", "detail": "{}"}])

@@ -52,7 +52,8 @@ for host in (False, True):
     reports[str(host)] = {"verdict": result.verdict, "message": result.message,
                           "calls": list(calls), "timed": len(result.timings),
                           "shared_s": sum(total for _, total, _ in
-                                          result.shared_steps.values())}
+                                          result.shared_steps.values()),
+                          "steps": result.shared_steps, "parts": result.step_parts}
 judge.close()
 print(json.dumps(reports))
 """
@@ -88,3 +89,24 @@ def test_a_host_references_seconds_are_no_steps(slow_neg):
     # The two runs draw their probes at random, so their counts of calls differ a little.
     calls = min(len(host["calls"]), len(device["calls"]))
     assert device["shared_s"] - host["shared_s"] >= 0.8 * calls * SLOW_S, (device, host)
+
+
+def test_a_steps_parts_say_where_its_seconds_went(slow_neg):
+    """``EvalResult.step_parts``: the slow reference shows in the trials' steps as the judge's
+    "reference and comparison", inside the steps' seconds, beside the runner's own split of
+    its call; set aside, the reference's seconds leave that part as they leave the steps."""
+    for host in ("False", "True"):
+        report = slow_neg[host]
+        count, total, _ = report["steps"]["trials"]
+        parts = report["parts"]["trials"]
+        assert {"draw", "copies", "pack", "request", "unpack", "reference and comparison",
+                "runner inputs", "runner call", "runner reply"} <= set(parts), parts
+        judged = sum(seconds for name, seconds in parts.items() if not name.startswith("runner"))
+        assert judged <= total + 1e-3, (parts, total)
+        runner = sum(seconds for name, seconds in parts.items() if name.startswith("runner"))
+        assert runner <= parts["request"] + 1e-3, parts
+        reference = parts["reference and comparison"]
+        if host == "False":
+            assert reference >= 0.9 * count * SLOW_S, (parts, count)
+        else:
+            assert reference < 0.5 * count * SLOW_S, (parts, count)

@@ -425,7 +425,7 @@ class Evaluation:
         could behave well only when its kernels run)."""
         case, dtype, inputs = self._ghost_inputs()
         label = case_label(self.spec, case)
-        pristine, ghost_inputs = clone_tree(inputs), clone_tree(inputs)
+        pristine, ghost_inputs = self._copies(inputs)
         real = self._call(inputs)
         status, message, _ = self._judge(case, dtype, real, pristine, clone_tree(pristine))
         if status != verdicts.PASS:
@@ -708,6 +708,21 @@ class Evaluation:
                 if not self._sharing:
                     self._count_step(time.perf_counter() - began - (self._aside_s - aside))
 
+    @contextmanager
+    def _part(self, name: str) -> Iterator[None]:
+        """Seconds of a shared step spent on ``name`` (``EvalResult.step_parts``): counted only
+        inside a step, since the same work inside an exclusive hold is the hold's record."""
+        began, aside = time.perf_counter(), self._aside_s
+        try:
+            yield
+        finally:
+            if self._sharing:
+                self._add_part(name, time.perf_counter() - began - (self._aside_s - aside))
+
+    def _add_part(self, name: str, seconds: float) -> None:
+        parts = self.result.step_parts.setdefault(self._stage, {})
+        parts[name] = round(parts.get(name, 0.0) + seconds, 4)
+
     def _count_step(self, seconds: float) -> None:
         count, total, longest = self.result.shared_steps.get(self._stage, (0, 0.0, 0.0))
         self.result.shared_steps[self._stage] = [count + 1, round(total + seconds, 4),
@@ -735,11 +750,16 @@ class Evaluation:
         """One request; a failure the runner reports ends the evaluation with its verdict."""
         self._sent = []
         if inputs is not None:
-            packed = exchange.pack(list(inputs))
-            self._sent = packed.sources  # what the reply may name instead of sending back
-            payload = {**payload, "inputs": packed.tree,
-                       "bytes": packed.place(self.channel.arenas.requests)}
-        reply = self.channel.request(payload, self.deadline)
+            with self._part("pack"):
+                packed = exchange.pack(list(inputs))
+                self._sent = packed.sources  # what the reply may name instead of sending back
+                payload = {**payload, "inputs": packed.tree,
+                           "bytes": packed.place(self.channel.arenas.requests)}
+        with self._part("request"):
+            reply = self.channel.request(payload, self.deadline)
+        if self._sharing:  # the runner's own split of the request, where it gave one
+            for name, seconds in _phases(reply.get("phases")).items():
+                self._add_part(f"runner {name}", seconds)
         failure = reply.get("failure")
         if failure is not None:
             verdict = failure.get("verdict") if isinstance(failure, dict) else None
@@ -764,8 +784,9 @@ class Evaluation:
     def _unpack_reply(self, described: dict[str, Any]) -> Any:
         """The tree a reply describes (``tree``), rebuilt from the ``bytes`` it covers in the
         reply arena: copied out once, so what is judged is the judge's own."""
-        blob = self.channel.arenas.replies.for_reading(int(described["bytes"]))
-        return exchange.unpack(described["tree"], blob, self.device, sent=self._sent)
+        with self._part("unpack"):
+            blob = self.channel.arenas.replies.for_reading(int(described["bytes"]))
+            return exchange.unpack(described["tree"], blob, self.device, sent=self._sent)
 
     def _call(self, inputs: list[Any] | None, *, ghost: bool = False, keep: str | None = None,
               reuse: str | None = None) -> CallOutcome:
@@ -793,7 +814,7 @@ class Evaluation:
         before = self._call(inputs, keep=slot if inputs is not None else None,
                             reuse=None if inputs is not None else slot).actual
         fresh = self._draw(case, dtype, seed)
-        pristine, reference_inputs = clone_tree(fresh), clone_tree(fresh)
+        pristine, reference_inputs = self._copies(fresh)
         outcome = self._call(fresh, reuse=slot)
         status, message, _ = self._judge(case, dtype, outcome, pristine, reference_inputs)
         if status != verdicts.PASS:
@@ -807,7 +828,13 @@ class Evaluation:
 
     # -- the judge's own work ------------------------------------------------------------------
     def _draw(self, case: ShapeCase, dtype: str, seed: int) -> list[Any]:
-        return list(self.spec.make_inputs(InputContext(case, dtype, seed, self.device)))
+        with self._part("draw"):
+            return list(self.spec.make_inputs(InputContext(case, dtype, seed, self.device)))
+
+    def _copies(self, inputs: list[Any]) -> tuple[list[Any], list[Any]]:
+        """Two copies of ``inputs``: one kept pristine, one for the reference."""
+        with self._part("copies"):
+            return clone_tree(inputs), clone_tree(inputs)
 
     def _runnable(self) -> list[tuple[ShapeCase, str]]:
         spec, quirks = self.spec, self.backend.quirks
@@ -851,7 +878,7 @@ class Evaluation:
 
     def _trial(self, case: ShapeCase, dtype: str, seed: int) -> tuple[TrialRecord, Any]:
         inputs = self._draw(case, dtype, seed)
-        pristine, reference_inputs = clone_tree(inputs), clone_tree(inputs)
+        pristine, reference_inputs = self._copies(inputs)
         record = TrialRecord(case=case_label(self.spec, case), tier=case.tier, dtype=dtype,
                              seed=seed, heldout=case.heldout,
                              params=None if case.heldout else dict(case.params))
@@ -900,10 +927,12 @@ class Evaluation:
             if index not in spec.mutated_args and not _unchanged(now, before):
                 return (verdicts.INPUT_MUTATED, f"argument {index} was modified, and {spec.id} "
                         f"does not write it", None)
-        comparison, tolerance = self._compare_with_reference(case, dtype, outcome,
-                                                             reference_inputs)
+        with self._part("reference and comparison"):
+            comparison, tolerance = self._compare_with_reference(case, dtype, outcome,
+                                                                 reference_inputs)
         if comparison.ok:
-            staged = self._staged_answer(outcome, pristine, tolerance)
+            with self._part("staged copies"):
+                staged = self._staged_answer(outcome, pristine, tolerance)
             if staged is not None:
                 return verdicts.REFERENCE_USED, staged, (comparison, tolerance)
         return comparison.verdict, comparison.message, (comparison, tolerance)

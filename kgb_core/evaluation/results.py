@@ -55,6 +55,10 @@ class EvalResult:
     # [count, seconds in all, the longest]. A judge about to time waits for the steps under way
     # to end (a diagnostic of those waits: no verdict reads it).
     shared_steps: dict[str, list[float]] = field(default_factory=dict)
+    # Per stage, where its shared steps' seconds went (drawing inputs, the request's round
+    # trip, the runner's own split of it, the reference and comparison...): what a shorter
+    # step would have to win back (a diagnostic: no verdict reads it).
+    step_parts: dict[str, dict[str, float]] = field(default_factory=dict)
     # Bytes of device memory held at most during the evaluation (Backend.device_memory_peak):
     # the judge's, and the runner's as the runner reported it (a count for scheduling, never
     # evidence). None where the backend keeps no count or the runner never answered its exit.

@@ -337,6 +337,7 @@ class Runner:
         ghost = bool(request.get("ghost"))
         if not ghost:
             self._held_outputs = []
+        began = time.perf_counter()
         received: list[tuple[int, Any, Any]] = []
         inputs = self._kept_inputs(request, received)
         # Each storage handed over afresh, by its index in the judge's order (by offset in the
@@ -349,7 +350,9 @@ class Runner:
                   for index, (_, storage, data) in enumerate(sorted(received,
                                                                     key=lambda r: r[0]))
                   if storage.device.type == "cpu" or storage.nbytes() <= DEVICE_COPY_MAX_BYTES]
+        calling = time.perf_counter()
         actual = self._call(list(inputs), ghost=ghost)
+        called = time.perf_counter()
         # The input storages the call left as they came are named, not sent back (a large
         # case's inputs then cross once): compared byte for byte on the device.
         unchanged = {exchange.storage_key(storage): index for index, storage, before in handed
@@ -368,7 +371,11 @@ class Runner:
         return {"tree": packed.tree, "bytes": nbytes, "launches": self.counter.count,
                 "kernel_names": self.counter.kernel_names[:16],
                 "staged_sites": staged.sites if staged else [],
-                "moved_sites": staged.moved if staged else []}
+                "moved_sites": staged.moved if staged else [],
+                # Where the request's time went (a diagnostic: no verdict reads it).
+                "phases": {"inputs": round(calling - began, 4),
+                           "call": round(called - calling, 4),
+                           "reply": round(time.perf_counter() - called, 4)}}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
         """Time ``kernel`` under the same recorders as a checked call (a timed call cannot tell
