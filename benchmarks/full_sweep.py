@@ -377,6 +377,36 @@ def step_parts(rows: list[dict[str, Any]]) -> str:
     return "inside the steps held shared, s per step: " + "; ".join(lines)
 
 
+def candidate_timings(rows: list[dict[str, Any]]) -> str:
+    """The candidates' timings: how many repetitions each took, the kernel's median, and the
+    runner's timed calls' seconds per repetition (warm-up and estimate included), each as
+    median and 90th percentile over the timed cases. What a shorter hold alone would have to
+    take fewer of, or make cheaper."""
+    reps, medians, per_rep = [], [], []
+    for detail in (row_detail(row) for row in rows):
+        for timing in detail.get("timings") or ():
+            candidate = timing.get("candidate") or {}
+            count = int(candidate.get("repetitions") or 0)
+            if not count:
+                continue
+            reps.append(count)
+            medians.append(float(candidate.get("median_ms") or 0.0))
+            calls = ((timing.get("hold_s") or {}).get("runner") or {}).get("timed calls")
+            if calls is not None:
+                per_rep.append(1e3 * float(calls) / count)
+    if not reps:
+        return "candidate timings: none recorded"
+
+    def spread(values: list[float], unit: str = " ms", form: str = ".3g") -> str:
+        values = sorted(values)
+        return (f"median {values[len(values) // 2]:{form}}{unit}, 90th percentile "
+                f"{values[int(len(values) * 0.9)]:{form}}{unit}")
+
+    return (f"candidate timings ({len(reps)} cases): repetitions {spread(reps, '', 'd')}; "
+            f"kernel time {spread(medians)}; runner's timed calls per repetition "
+            + (spread(per_rep) if per_rep else "not recorded"))
+
+
 def device_bound(rows: list[dict[str, Any]], workers_per_device: int, devices: int = 1) -> str:
     """The least wall these jobs could take, whatever the scheduling: while a judge holds its
     device alone no other judge's step runs on it, so a device's holds add up one after
@@ -520,6 +550,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
           + (f", of which {gathered:.1f} s gathering other timings (--timing-gather-s "
              f"{args.timing_gather_s:g})" if args.timing_gather_s else "") + ")")
     print(where_the_time_went(rows, wall))
+    print(candidate_timings(rows))
     print(shared_steps(rows))
     print(step_parts(rows))
     print(device_bound(rows, args.workers_per_device,
