@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
-from kgb_core.evaluation import exchange, judge_status, verdicts
+from kgb_core.evaluation import exchange, judge_status, reference_cache, verdicts
 from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
@@ -324,6 +324,8 @@ class Evaluation:
         self._stage = ""  # the stage running, whose shared steps _checking counts
         self._sharing = 0  # how deep in _checking (a step inside a step is one step)
         self._aside_s = 0.0  # seconds with the lock set aside inside steps (no step's)
+        # Slow references' answers, kept for the operator's next candidate (reference_cache.py).
+        self.references = reference_cache.CACHE
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -611,7 +613,8 @@ class Evaluation:
                 began = time.perf_counter()
                 # A copy: the pristine sets are what the timed samples are compared on.
                 if self.spec.baseline is None:  # the reference itself, on the host if it is
-                    self._reference(clone_tree(entry.pristine[0]))
+                    # Computed, never a kept answer: the call is the baseline's warm-up.
+                    self._reference(clone_tree(entry.pristine[0]), keep=False)
                 else:
                     self.spec.baseline(*clone_tree(entry.pristine[0]))
                 self.backend.synchronize()
@@ -980,11 +983,26 @@ class Evaluation:
                             f"inputs; rearranging them into the answer is the operator's work")
         return None
 
-    def _reference(self, inputs: list[Any]) -> Any:
-        """The operator's reference on ``inputs``, which it may write as the operator does."""
-        if self.spec.host_reference:
-            return self._reference_on_host(inputs)
-        return self.spec.reference(*inputs)
+    def _reference(self, inputs: list[Any], keep: bool = True) -> Any:
+        """The operator's reference on ``inputs``, which it may write as the operator does.
+        A slow one's answer to the same inputs may come from the judge's kept answers
+        (``reference_cache.py``): what it returned, and what it wrote, as it did then.
+        ``keep=False``: computed whatever is kept (a call that is made for its own sake)."""
+        spec, kept = self.spec, self.references
+        key = None
+        if keep and kept.keeps(spec.id, spec.reference, spec.host_reference):
+            key = kept.key(spec.id, spec.reference, inputs)
+            answer = kept.get(key, inputs)
+            if answer is not None:
+                return answer
+        # Host seconds (a device reference's kernels may still run): what a loop costs.
+        began = time.perf_counter()
+        expected = (self._reference_on_host(inputs) if spec.host_reference
+                    else spec.reference(*inputs))
+        kept.timed(spec.id, spec.reference, time.perf_counter() - began)
+        if key is not None:
+            kept.put(key, expected, inputs, list(spec.mutated_args))
+        return expected
 
     def _reference_on_host(self, inputs: list[Any]) -> Any:
         """A host reference (``OperatorSpec.host_reference``) run on host copies of
