@@ -285,6 +285,9 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     alone = sum(float(detail.get("device_alone_s") or 0.0) for detail in details)
     count = max(1, len(rows))
     per_stage = ", ".join(f"{name} {seconds / count:.2f}" for name, seconds in stages.items())
+    ahead = sum(float(detail.get("drawn_ahead_s") or 0.0) for detail in details)
+    if ahead:  # inside the stages' seconds, outside every step (Evaluation._draw_ahead)
+        per_stage += f"; of those, inputs drawn ahead holding no lock {ahead / count:.2f}"
     # Inside the hold, per timed case: the candidate's time request (the runner's own split
     # of it), the baseline (timed, or taken from the store). After it, beside other judges:
     # the samples copied out, and before it the baseline's untimed first call, where made.

@@ -55,6 +55,11 @@ class DrawCache:
             self.hits += 1
             return found
 
+    def holds(self, key: Hashable) -> bool:
+        """Whether ``key`` is kept (no hit or miss counted)."""
+        with self._lock:
+            return key in self._entries
+
     def put(self, key: Hashable, value: "torch.Tensor") -> None:
         size = value.numel() * value.element_size()
         if size > self.budget:
@@ -96,3 +101,15 @@ def large_draw(generator: Any, what: Hashable, device: str,
     values = draw()
     CACHE.put(key, values)
     return values.to(device, copy=True)
+
+
+def draw_ahead(generator: Any, what: Hashable, draw: Callable[[], "torch.Tensor"],
+               advance: Callable[[], object], nbytes: int) -> None:
+    """``large_draw``'s work done ahead, with no device involved: ``draw()`` kept for the
+    generator's state and ``what``, unless it is kept already or would not fit the budget
+    (then ``advance()`` moves the generator on as the draw would)."""
+    key = (generator_key(generator), what)
+    if not CACHE.budget or nbytes > CACHE.budget or CACHE.holds(key):
+        advance()
+        return
+    CACHE.put(key, draw())

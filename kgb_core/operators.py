@@ -6,6 +6,8 @@ Specs are plain data plus a few callables. Building one must not import torch, s
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -105,6 +107,10 @@ class InputContext:
     seed: int
     device: str
     _generator: Any = field(default=None, repr=False)
+    # A draw made ahead of the one that counts, with no device lock held (on "meta"): every
+    # value is drawn as that one will draw it, the large draws kept in the judge's draw cache
+    # for it, and the tensors handed back hold no values (``Evaluation._draw_ahead``).
+    ahead: bool = False
 
     @property
     def params(self) -> Mapping[str, Any]:
@@ -167,6 +173,8 @@ class InputContext:
         """``draw()`` (``kind`` of values, ``shape``, ``bounds``, in ``dtype``) moved to the
         device; a large one through the judge's draw cache (``kgb_core/draw_cache.py``), kept
         under what fixes its values, whose hit moves the generator on as the draw would."""
+        if self.ahead:
+            return self._drawn_ahead(kind, shape, dtype, draw, bounds)
         if self.device == "meta":
             # Shapes and dtypes only (evaluation/job_memory.py sizes a job's inputs there):
             # the values would be dropped, and drawing them took seconds an operator.
@@ -178,6 +186,23 @@ class InputContext:
         return draw_cache.large_draw(self.generator, (kind, shape, bounds, str(dtype)),
                                      self.device, draw,
                                      lambda: draws.advance_past_a_chunked_draw(self.generator))
+
+
+    def _drawn_ahead(self, kind: str, shape: tuple[int, ...], dtype: "torch.dtype",
+                     draw: "Callable[[], torch.Tensor]", bounds: tuple[float, ...]
+                     ) -> "torch.Tensor":
+        """``_on_device``'s draw made ahead: the generator moves on exactly as it will then,
+        a large draw's values go into the draw cache, and a meta tensor stands for them."""
+        if draws.is_chunked(shape):
+            from kgb_core import draw_cache
+
+            nbytes = math.prod(shape) * self.torch.empty((), dtype=dtype).element_size()
+            draw_cache.draw_ahead(self.generator, (kind, shape, bounds, str(dtype)), draw,
+                                  lambda: draws.advance_past_a_chunked_draw(self.generator),
+                                  nbytes)
+        else:
+            draw()  # small: drawn again then, for the generator's sake
+        return self.torch.empty(shape, dtype=dtype, device="meta")
 
 
 def torch_dtype(name: str) -> "torch.dtype":

@@ -59,6 +59,9 @@ class EvalResult:
     # trip, the runner's own split of it, the reference and comparison...): what a shorter
     # step would have to win back (a diagnostic: no verdict reads it).
     step_parts: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Seconds the judge spent drawing inputs ahead of the steps that use them, holding no lock
+    # (``Evaluation._draw_ahead``): host work taken out of the steps.
+    drawn_ahead_s: float = 0.0
     # Bytes of device memory held at most during the evaluation (Backend.device_memory_peak):
     # the judge's, and the runner's as the runner reported it (a count for scheduling, never
     # evidence). None where the backend keeps no count or the runner never answered its exit.
