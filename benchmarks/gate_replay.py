@@ -41,12 +41,29 @@ ROWS = Path(__file__).parent / "results" / "h100-full-sweep-d0799ab-rows.txt"
 
 
 def read_jobs(path: Path) -> list[dict[str, Any]]:
-    """Each row's operator, seconds, peaks and the need that sweep admitted it by."""
+    """Each row's operator, seconds, peaks and the need that sweep admitted it by: the rows
+    d0799ab's sweep wrote, or ``full_sweep.py --rows``'s (``operator_rows``: with each job's
+    wait for memory and no need, ``then`` None). A row whose peaks were not counted (a job
+    cut at the deadline) is left out."""
     jobs = []
-    for line in path.read_text().splitlines():
+    lines = path.read_text().splitlines()
+    # full_sweep's own rows name their columns in one header line, memory_wait_s among them.
+    written = next((line.lstrip("# ").split() for line in lines
+                    if line.startswith("#") and "memory_wait_s" in line), None)
+    for line in lines:
         if line.startswith("#") or not line.strip():
             continue
         fields = line.split()
+        if written is not None:
+            row = dict(zip(written, fields))
+            if row.get("peak_judge_gib", "-") == "-" or row.get("peak_runner_gib", "-") == "-":
+                continue
+            jobs.append({"op": row["op"], "seconds": float(row["duration_s"]),
+                         "lock_wait": float(row["device_wait_s"]),
+                         "peak": (float(row["peak_judge_gib"])
+                                  + float(row["peak_runner_gib"])) * GIB,
+                         "then": None})
+            continue
         jobs.append({"op": fields[0], "seconds": float(fields[2]),
                      "lock_wait": float(fields[4]),
                      "peak": (float(fields[6]) + float(fields[7])) * GIB,
@@ -120,7 +137,8 @@ def main() -> None:
         jobs = [{**j, "seconds": float(j["seconds"]) - float(j["lock_wait"])}
                 for j in jobs]
     needs = {
-        "that sweep's model": [int(j["then"]) for j in jobs],
+        **({"that sweep's model": [int(j["then"]) for j in jobs]}
+           if all(j["then"] is not None for j in jobs) else {}),
         "the model now": [modelled_bytes(registry.operator(str(j["op"])), quirks) for j in jobs],
         "stored peaks": [int(float(j["peak"]) * args.peak_margin) for j in jobs],
     }

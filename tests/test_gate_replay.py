@@ -58,3 +58,15 @@ def test_the_bound_is_the_larger_of_spread_work_and_packed_memory(jobs):
     assert gate_replay.bound(jobs, needs, 1, 10 * GIB) == pytest.approx(7.0)
     # A job larger than the device counts as the whole of it.
     assert gate_replay.bound(jobs, [40 * GIB] * 4, 3, 10 * GIB) == pytest.approx(7.0)
+
+
+def test_full_sweeps_own_rows_are_read_by_their_header_and_cut_jobs_left_out(tmp_path):
+    path = tmp_path / "rows.txt"
+    path.write_text("# op verdict duration_s device_alone_s device_wait_s device_wait_alone_s "
+                    "memory_wait_s peak_judge_gib peak_runner_gib trials_s timing_s "
+                    "retried_alone\n"
+                    "aten.a pass 2.0 0.1 0.5 0.2 7.0 4.00 2.00 1.0 1.0 ''\n"
+                    "aten.b timeout 9.0 0.0 0.0 0.0 0.0 - - 1.0 1.0 ''\n")
+    jobs = gate_replay.read_jobs(path)
+    assert jobs == [{"op": "aten.a", "seconds": 2.0, "lock_wait": 0.5, "peak": 6.0 * GIB,
+                     "then": None}]
