@@ -100,10 +100,14 @@ def test_a_steps_parts_say_where_its_seconds_went(slow_neg):
         count, total, _ = report["steps"]["trials"]
         parts = report["parts"]["trials"]
         assert {"draw", "copies", "pack", "request", "unpack", "reference and comparison",
-                "runner inputs", "runner call", "runner reply"} <= set(parts), parts
+                "runner inputs", "runner call", "runner launches",
+                "runner reply"} <= set(parts), parts
+        # The interpreter runs each kernel inside its launch: most of the call.
+        assert 0.5 * parts["runner call"] < parts["runner launches"] <= parts["runner call"], parts
         judged = sum(seconds for name, seconds in parts.items() if not name.startswith("runner"))
         assert judged <= total + 1e-3, (parts, total)
-        runner = sum(seconds for name, seconds in parts.items() if name.startswith("runner"))
+        runner = sum(seconds for name, seconds in parts.items()
+                     if name.startswith("runner") and name != "runner launches")
         assert runner <= parts["request"] + 1e-3, parts
         reference = parts["reference and comparison"]
         if host == "False":

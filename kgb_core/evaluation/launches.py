@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import time
 from typing import Any, Callable
 
 from kgb_core.evaluation.recorder import (LAUNCH_RANGE, modes_depth, profile_range,
@@ -58,6 +59,9 @@ class LaunchCounter:
         # A checked call's staged copies (recorder.StagedCopies): each launch first keeps the
         # buffers they assembled, as the kernel finds them. None outside checked calls.
         self.staged: Any = None
+        # Host seconds inside Triton's launch path since the last reset, compiling included (a
+        # diagnostic for the judge's record of a call: no verdict reads it).
+        self.launch_s = 0.0
         self._installed = False
 
     @classmethod
@@ -76,6 +80,7 @@ class LaunchCounter:
         self.limit_violations = []
         self.mode_violations = []
         self.state_violations = []
+        self.launch_s = 0.0
 
     def check_limits(self, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> str | None:
         """Why this launch exceeds the backend's limits, or None when it does not."""
@@ -283,12 +288,14 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
         collecting = gc.isenabled()
         if collecting:
             gc.disable()
+        began = time.perf_counter()
         try:
             # The interpreter's own data movement is no candidate torch op: no mode sees it,
             # and a checked call's profile knows it by the range it runs in.
             with suspended(), profile_range(LAUNCH_RANGE, counter):
                 return original(self, *args, **kwargs)
         finally:
+            counter.launch_s += time.perf_counter() - began
             if collecting:
                 gc.enable()
             if hooks:

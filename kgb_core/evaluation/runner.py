@@ -375,6 +375,9 @@ class Runner:
                 # Where the request's time went (a diagnostic: no verdict reads it).
                 "phases": {"inputs": round(calling - began, 4),
                            "call": round(called - calling, 4),
+                           # Of the call: inside Triton's launches (compiling a new
+                           # specialization included), on the host.
+                           "launches": round(self.counter.launch_s, 4),
                            "reply": round(time.perf_counter() - called, 4)}}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
