@@ -30,6 +30,17 @@ from kgb_core.evaluation.judge import Judge
 """
 CPU_JUDGE_PRELUDE = CPU_BACKEND_PRELUDE + """judge = Judge(backend, registry)
 """
+# For a script (which imports ``fcntl``): whether another process could take the lock file open
+# as ``probe`` alone at this moment, as another judge's timing would.
+LOCK_PROBE = """
+def lock_free(probe):
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    fcntl.flock(probe, fcntl.LOCK_UN)
+    return True
+"""
 # For a script: every Timer.measure watched. ``measuring`` holds each one's ``warmed`` in order;
 # ``running["warmed"]`` is the running one's (None between them: no timer is measuring).
 MEASURE_SPY = """

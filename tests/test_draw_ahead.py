@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import CPU_BACKEND_PRELUDE, script_report
+from conftest import CPU_BACKEND_PRELUDE, LOCK_PROBE, script_report
 
 from kgb_core import draw_cache, draws
 from kgb_core.operators import InputContext, ShapeCase
@@ -96,7 +96,7 @@ def test_a_factory_that_reads_a_value_draws_the_rest_in_the_step(monkeypatch):
 
 SCRIPT = r"""
 import dataclasses, fcntl, json, os, sys
-""" + CPU_BACKEND_PRELUDE + r"""
+""" + CPU_BACKEND_PRELUDE + LOCK_PROBE + r"""
 from kgb_core import draws
 from kgb_core.evaluation.device_lock import DeviceLock
 
@@ -109,13 +109,7 @@ draws_seen = []
 
 
 def watched(ctx):
-    try:
-        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(probe, fcntl.LOCK_UN)
-        free = True
-    except BlockingIOError:
-        free = False
-    draws_seen.append({"ahead": ctx.ahead, "free": free})
+    draws_seen.append({"ahead": ctx.ahead, "free": lock_free(probe)})
     return neg.make_inputs(ctx)
 
 

@@ -13,13 +13,13 @@ another process could take the device alone at that moment.
 from __future__ import annotations
 
 import pytest
-from conftest import CPU_BACKEND_PRELUDE, script_report
+from conftest import CPU_BACKEND_PRELUDE, LOCK_PROBE, script_report
 
 SLOW_S = 0.05  # each reference call's host work (about a hundred calls a run)
 
 HOST_SCRIPT = r"""
 import dataclasses, fcntl, json, os, sys, time
-""" + CPU_BACKEND_PRELUDE + r"""
+""" + CPU_BACKEND_PRELUDE + LOCK_PROBE + r"""
 from kgb_core.evaluation.device_lock import DeviceLock
 
 path = os.path.join(sys.argv[1], "cpu-0.lock")
@@ -31,13 +31,7 @@ calls = []
 
 
 def slow_reference(*args):
-    try:
-        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(probe, fcntl.LOCK_UN)
-        free = True
-    except BlockingIOError:
-        free = False
-    calls.append({"free": free, "devices": sorted({str(a.device) for a in args
+    calls.append({"free": lock_free(probe), "devices": sorted({str(a.device) for a in args
                                                     if hasattr(a, "device")})})
     time.sleep(float(sys.argv[2]))
     return neg.reference(*args)
