@@ -103,3 +103,17 @@ def test_each_cheat_gets_its_verdict_and_the_honest_answer_then_passes(evaluator
     assert result.verdict == cheat.expect, f"{result.verdict}: {result.message}"
     honest = evaluator.evaluate(cheat.op, (ANSWERS / f"{cheat.op.split('.')[1]}.py").read_text())
     assert honest.verdict == verdicts.PASS, honest.message
+
+
+def test_a_draw_ahead_asks_the_problem_host_for_nothing():
+    """kgb's judge draws inputs ahead of a step (``InputContext.ahead``) into its own draw cache;
+    a task's inputs come from its own ``generate_input`` in the host: nothing to draw then."""
+    from kgb_core.operators import InputContext
+    from kgb_core.source_options import configure
+
+    registry = load_registry()
+    configure(registry, {"gpumode": {"path": str(PROBLEMS)}})
+    spec = registry.operator("gpumode.vectoradd_py")
+    case = spec.cases[0]
+    assert spec.make_inputs(InputContext(case, spec.dtypes[0], 0, "meta", ahead=True)) == []
+    assert len(spec.make_inputs(InputContext(case, spec.dtypes[0], 0, "cpu"))) == 2

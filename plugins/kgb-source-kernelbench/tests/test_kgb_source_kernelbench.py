@@ -201,3 +201,18 @@ def test_an_llm_run_over_the_source_prompts_with_the_problem_and_scores_a_modeln
     with sqlite3.connect(db) as conn:
         (verdict, tokens), = conn.execute("SELECT verdict, completion_tokens FROM results")
     assert (verdict, tokens) == ("pass", 300)
+
+
+def test_a_draw_ahead_asks_the_problem_host_for_nothing():
+    """kgb's judge draws inputs ahead of a step (``InputContext.ahead``) into its own draw cache;
+    a problem's inputs come from its own code in the host, so there is nothing to draw then."""
+    from kgb_core.operators import InputContext
+    from kgb_core.source_options import configure
+
+    registry = load_registry()
+    configure(registry, {"kernelbench": {"path": str(PROBLEMS)}})
+    spec = registry.operator("kernelbench.2_Linear")
+    case = spec.cases[0]
+    assert spec.make_inputs(InputContext(case, spec.dtypes[0], 0, "meta", ahead=True)) == []
+    drawn = spec.make_inputs(InputContext(case, spec.dtypes[0], 0, "cpu"))
+    assert drawn and all(getattr(value, "device", None) is not None for value in drawn[:1])
