@@ -115,3 +115,14 @@ def test_speedup_by_category_groups_a_real_sweep_and_agrees_with_the_report(time
     geomean = report["summary"][0]["geomean_speedup"]
     assert float(rows["all"][3]) == float(f"{geomean:.3g}")
     assert "interpreter" in done.stdout  # CPU timings are flagged, never passed off as a chip's
+
+
+def test_recorder_op_cost_prints_what_the_recorders_add_to_each_op():
+    done = _bench("benchmarks/recorder_op_cost.py", "--calls", "300")
+    assert done.returncode == 0, done.stderr[-2000:]
+    costs = {line.rsplit(None, 1)[0]: float(line.rsplit(None, 1)[1])
+             for line in done.stdout.splitlines()[1:] if line.strip()}
+    # Its numbers are the benchmark's to report (no speed is asserted here): one per setting.
+    assert set(costs) == {"bare", "recorders and profiler (a timed call)",
+                          "recorders, no profiler", "recorders, suspended inside (harness work)"}
+    assert all(value > 0 for value in costs.values()), costs
