@@ -7,7 +7,6 @@ Specs are plain data plus a few callables. Building one must not import torch, s
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -186,7 +185,6 @@ class InputContext:
         return draw_cache.large_draw(self.generator, (kind, shape, bounds, str(dtype)),
                                      self.device, draw,
                                      lambda: draws.advance_past_a_chunked_draw(self.generator))
-
 
     def _drawn_ahead(self, kind: str, shape: tuple[int, ...], dtype: "torch.dtype",
                      draw: "Callable[[], torch.Tensor]", bounds: tuple[float, ...]
