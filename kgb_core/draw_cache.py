@@ -21,62 +21,21 @@ The cache lives in the judge only (runners draw nothing), bounded by ``KGB_DRAW_
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Hashable
+
+from kgb_core.budget_cache import BudgetCache, budget_from_environment
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 
-def _budget_bytes() -> int:
-    value = os.environ.get("KGB_DRAW_CACHE_MB", "").strip()
-    return (int(value) if value.isdigit() else 1024) << 20
-
-
-class DrawCache:
+class DrawCache(BudgetCache):
     """Host tensors by key, at most ``budget`` bytes in all, least recently used out first."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.held = 0
-        self.hits = self.misses = 0
-        self._entries: OrderedDict[Hashable, "torch.Tensor"] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> "torch.Tensor | None":
-        with self._lock:
-            found = self._entries.get(key)
-            if found is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return found
-
-    def holds(self, key: Hashable) -> bool:
-        """Whether ``key`` is kept (no hit or miss counted)."""
-        with self._lock:
-            return key in self._entries
-
-    def put(self, key: Hashable, value: "torch.Tensor") -> None:
-        size = value.numel() * value.element_size()
-        if size > self.budget:
-            return
-        with self._lock:
-            if key in self._entries:
-                return
-            while self._entries and self.held + size > self.budget:
-                _, dropped = self._entries.popitem(last=False)
-                self.held -= dropped.numel() * dropped.element_size()
-            self._entries[key] = value
-            self.held += size
 
 
 # The judge's, made at import and never rebound (as draws._POOL: a kgb module attribute that
 # changes under a runner's integrity guard reads as tampering, should a runner import this).
-CACHE = DrawCache(_budget_bytes())
+CACHE = DrawCache(budget_from_environment("KGB_DRAW_CACHE_MB"))
 
 
 def generator_key(generator: Any) -> bytes:

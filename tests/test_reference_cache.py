@@ -46,10 +46,10 @@ for op, wrong_from, wrong_to in (
     runs = []
     for label, candidate in (("first", source), ("second", source), ("wrong", wrong)):
         calls.clear()
-        hits = reference_cache.CACHE.hits
+        hits = reference_cache.CACHE.answers.hits
         result = judge.evaluate_spec(slow, candidate, seeds=[0], timing=False, probe_draw=0)
         runs.append({"label": label, "verdict": result.verdict, "message": result.message[:300],
-                     "computed": len(calls), "kept": reference_cache.CACHE.hits - hits})
+                     "computed": len(calls), "kept": reference_cache.CACHE.answers.hits - hits})
     report[op] = runs
 judge.close()
 print(json.dumps(report))
@@ -106,6 +106,6 @@ def test_the_cache_replays_written_arguments_and_keeps_to_its_budget():
     # Two more answers of 16 floats each fill the budget (the first held 32): the first goes.
     for index in range(2):
         cache.put(("other", index), torch.zeros(16), [], written=[])
-    assert cache.get(key, again) is None and cache.held <= cache.budget
+    assert cache.get(key, again) is None and cache.answers.held <= cache.answers.budget
     cache.put("too large", torch.zeros(1000), [], written=[])
     assert cache.get("too large", []) is None

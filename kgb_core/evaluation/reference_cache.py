@@ -21,24 +21,17 @@ recently used first out.
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Hashable
 
 import torch
 
+from kgb_core.budget_cache import BudgetCache, budget_from_environment, tensor_bytes
 from kgb_core.evaluation.runner import clone_tree, tensors_in
 
 # A reference that took this long on one call has its later answers kept: far above a few
 # device kernels (milliseconds), far below a Python loop over a case (seconds).
 SLOW_S = 0.25
-
-
-def _budget_bytes() -> int:
-    value = os.environ.get("KGB_REFERENCE_CACHE_MB", "").strip()
-    return (int(value) if value.isdigit() else 1024) << 20
 
 
 @dataclass
@@ -83,17 +76,15 @@ class ReferenceCache:
     """Kept answers by (operator, reference, digest), at most ``budget`` bytes in all."""
 
     def __init__(self, budget: int | None = None) -> None:
-        self.budget = _budget_bytes() if budget is None else budget
-        self.held = 0
-        self.hits = self.misses = 0
-        self._entries: OrderedDict[Hashable, KeptAnswer] = OrderedDict()
+        self.answers = BudgetCache(
+            budget_from_environment("KGB_REFERENCE_CACHE_MB") if budget is None else budget,
+            size=lambda answer: answer.nbytes)
         # The references found slow (by their operator and function), whose answers are kept.
         self._slow: set[tuple[str, Any]] = set()
-        self._lock = threading.Lock()
 
     def keeps(self, op: str, reference: Any, on_host: bool) -> bool:
         """Whether this reference's answers are looked up and kept."""
-        return self.budget > 0 and (on_host or (op, reference) in self._slow)
+        return self.answers.budget > 0 and (on_host or (op, reference) in self._slow)
 
     def timed(self, op: str, reference: Any, seconds: float) -> None:
         """One call's seconds: a slow one marks the reference's answers as worth keeping."""
@@ -108,13 +99,9 @@ class ReferenceCache:
     def get(self, key: Hashable, inputs: list[Any]) -> Any:
         """The kept answer, copied to the inputs' device, with the arguments it wrote written
         into ``inputs`` again; ``None`` where none is kept."""
-        with self._lock:
-            kept = self._entries.get(key)
-            if kept is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
+        kept = self.answers.get(key)
+        if kept is None:
+            return None
         for index, values in kept.written.items():
             for target, value in zip(tensors_in(inputs[index]), tensors_in(values)):
                 target.copy_(value)
@@ -124,22 +111,14 @@ class ReferenceCache:
     def put(self, key: Hashable, expected: Any, inputs: list[Any],
             written: list[int]) -> None:
         """Keep ``expected`` and the written arguments of ``inputs`` (host copies), when they
-        fit the budget."""
-        answer = KeptAnswer(clone_tree(expected, "cpu"),
-                            {i: clone_tree(inputs[i], "cpu") for i in written if i < len(inputs)},
-                            0)
-        answer.nbytes = sum(t.numel() * t.element_size()
-                            for t in tensors_in([answer.expected, list(answer.written.values())]))
-        if answer.nbytes > self.budget:
+        fit the budget: measured before anything is copied off the device."""
+        written_now = {i: inputs[i] for i in written if i < len(inputs)}
+        nbytes = tensor_bytes([expected, list(written_now.values())])
+        if nbytes > self.answers.budget or self.answers.holds(key):
             return
-        with self._lock:
-            if key in self._entries:
-                return
-            while self._entries and self.held + answer.nbytes > self.budget:
-                _, dropped = self._entries.popitem(last=False)
-                self.held -= dropped.nbytes
-            self._entries[key] = answer
-            self.held += answer.nbytes
+        self.answers.put(key, KeptAnswer(clone_tree(expected, "cpu"),
+                                         {i: clone_tree(value, "cpu")
+                                          for i, value in written_now.items()}, nbytes))
 
 
 # The judge's, made at import and never rebound (as draw_cache.CACHE).
