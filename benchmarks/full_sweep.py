@@ -325,12 +325,10 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
 LONGEST_SHOWN = 8  # operators named in the summary's line of longest shared steps
 
 
-def shared_steps(rows: list[dict[str, Any]]) -> str:
-    """The steps the judges held the device shared, by stage (``EvalResult.shared_steps``):
-    how many, their mean and the longest. A judge about to time waits for the steps under way
-    to end, so the long ones are what its wait, and every other judge's behind it, is made of."""
+def stage_sums(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Per stage, the steps held shared over every row (``EvalResult.shared_steps``): [count,
+    seconds, the longest]."""
     sums: dict[str, list[float]] = {}
-    longest_steps: list[tuple[float, str, str]] = []  # (seconds, operator, stage)
     for row in rows:
         for stage, (count, total, longest) in (row_detail(row).get("shared_steps")
                                                or {}).items():
@@ -338,7 +336,17 @@ def shared_steps(rows: list[dict[str, Any]]) -> str:
             entry[0] += count
             entry[1] += total
             entry[2] = max(entry[2], longest)
-            longest_steps.append((float(longest), str(row.get("op")), stage))
+    return sums
+
+
+def shared_steps(rows: list[dict[str, Any]]) -> str:
+    """The steps the judges held the device shared, by stage (``EvalResult.shared_steps``):
+    how many, their mean and the longest. A judge about to time waits for the steps under way
+    to end, so the long ones are what its wait, and every other judge's behind it, is made of."""
+    sums = stage_sums(rows)
+    longest_steps = [(float(longest), str(row.get("op")), stage)  # (seconds, operator, stage)
+                     for row in rows for stage, (_, _, longest)
+                     in (row_detail(row).get("shared_steps") or {}).items()]
     if not sums:
         return "steps held shared: none recorded"
     # Which operators the long steps are: one slow reference or first call (a Python loop, a
@@ -357,22 +365,17 @@ def step_parts(rows: list[dict[str, Any]]) -> str:
     trip and, inside it, the runner's own split ("runner ..."). What no part names (the
     lock's bookkeeping, the runner's start) is "other"."""
     sums: dict[str, dict[str, float]] = {}
-    steps: dict[str, list[float]] = {}  # stage: [count, seconds]
     for row in rows:
-        detail = row_detail(row)
-        for stage, parts in (detail.get("step_parts") or {}).items():
+        for stage, parts in (row_detail(row).get("step_parts") or {}).items():
             into = sums.setdefault(stage, {})
             for name, seconds in parts.items():
                 into[name] = into.get(name, 0.0) + float(seconds)
-        for stage, (count, total, _) in (detail.get("shared_steps") or {}).items():
-            entry = steps.setdefault(stage, [0, 0.0])
-            entry[0] += count
-            entry[1] += total
     if not sums:
         return "inside the steps held shared: none recorded"
+    steps = stage_sums(rows)
     lines = []
     for stage, parts in sums.items():
-        count, total = steps.get(stage, [0, 0.0])
+        count, total, _ = steps.get(stage, [0, 0.0, 0.0])
         named = sum(seconds for name, seconds in parts.items() if not name.startswith("runner"))
         shown = {**parts, "other": total - named}
         lines.append(f"{stage} ({int(count)} steps): " + ", ".join(

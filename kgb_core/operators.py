@@ -6,6 +6,7 @@ Specs are plain data plus a few callables. Building one must not import torch, s
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -171,36 +172,26 @@ class InputContext:
                    draw: "Callable[[], torch.Tensor]", *bounds: float) -> "torch.Tensor":
         """``draw()`` (``kind`` of values, ``shape``, ``bounds``, in ``dtype``) moved to the
         device; a large one through the judge's draw cache (``kgb_core/draw_cache.py``), kept
-        under what fixes its values, whose hit moves the generator on as the draw would."""
-        if self.ahead:
-            return self._drawn_ahead(kind, shape, dtype, draw, bounds)
-        if self.device == "meta":
+        under what fixes its values, whose hit moves the generator on as the draw would.
+        Drawn ahead (``ahead``): the generator moves on exactly as it will then, a large
+        draw's values go into the draw cache, and a meta tensor stands for the values."""
+        if self.device == "meta" and not self.ahead:
             # Shapes and dtypes only (evaluation/job_memory.py sizes a job's inputs there):
             # the values would be dropped, and drawing them took seconds an operator.
             return self.torch.empty(shape, dtype=dtype, device="meta")
         if not draws.is_chunked(shape):
-            return draw().to(self.device)
+            values = draw()  # drawn ahead too, small as it is: for the generator's sake
+            return (self.torch.empty(shape, dtype=dtype, device="meta") if self.ahead
+                    else values.to(self.device))
         from kgb_core import draw_cache
 
-        return draw_cache.large_draw(self.generator, (kind, shape, bounds, str(dtype)),
-                                     self.device, draw,
-                                     lambda: draws.advance_past_a_chunked_draw(self.generator))
-
-    def _drawn_ahead(self, kind: str, shape: tuple[int, ...], dtype: "torch.dtype",
-                     draw: "Callable[[], torch.Tensor]", bounds: tuple[float, ...]
-                     ) -> "torch.Tensor":
-        """``_on_device``'s draw made ahead: the generator moves on exactly as it will then,
-        a large draw's values go into the draw cache, and a meta tensor stands for them."""
-        if draws.is_chunked(shape):
-            from kgb_core import draw_cache
-
-            nbytes = math.prod(shape) * self.torch.empty((), dtype=dtype).element_size()
-            draw_cache.draw_ahead(self.generator, (kind, shape, bounds, str(dtype)), draw,
-                                  lambda: draws.advance_past_a_chunked_draw(self.generator),
-                                  nbytes)
-        else:
-            draw()  # small: drawn again then, for the generator's sake
-        return self.torch.empty(shape, dtype=dtype, device="meta")
+        what = (kind, shape, bounds, str(dtype))
+        advance = functools.partial(draws.advance_past_a_chunked_draw, self.generator)
+        if self.ahead:
+            draw_cache.draw_ahead(self.generator, what, draw, advance,
+                                  math.prod(shape) * dtype.itemsize)
+            return self.torch.empty(shape, dtype=dtype, device="meta")
+        return draw_cache.large_draw(self.generator, what, self.device, draw, advance)
 
 
 def torch_dtype(name: str) -> "torch.dtype":
