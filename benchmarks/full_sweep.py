@@ -72,14 +72,27 @@ class _Periodic:
 
 
 class BusySampler(_Periodic):
-    """The GPU's utilization every half second from ``nvidia-smi`` (none where it is absent)."""
+    """The GPU's utilization every half second from ``nvidia-smi`` (none where it is absent),
+    and the host's: the share of all its cores' time busy between two samples, from
+    ``/proc/stat``. Judges and runners draw, compile and pack on the host; a sweep whose
+    host is near 100 % gains nothing from more workers per device."""
 
     def __init__(self, interval_s: float = 0.5) -> None:
         self.samples: list[float] = []
+        self.host_samples: list[float] = []
         self._tool = shutil.which("nvidia-smi")
-        super().__init__(interval_s, active=self._tool is not None)
+        self._host_before = host_cpu_times()
+        super().__init__(interval_s, active=True)
 
     def tick(self) -> None:
+        now = host_cpu_times()
+        if now is not None and self._host_before is not None:
+            busy, total = (now[0] - self._host_before[0], now[1] - self._host_before[1])
+            if total > 0:
+                self.host_samples.append(100.0 * busy / total)
+        self._host_before = now
+        if self._tool is None:
+            return
         try:
             out = subprocess.run([self._tool, "--query-gpu=utilization.gpu",
                                   "--format=csv,noheader,nounits", "-i", "0"],
@@ -93,6 +106,26 @@ class BusySampler(_Periodic):
             return "no nvidia-smi here" if not self._tool else "no samples"
         return (f"{sum(self.samples) / len(self.samples):.1f} % mean over "
                 f"{len(self.samples)} samples ({sum(s > 0 for s in self.samples)} above 0)")
+
+    def host_summary(self) -> str:
+        if not self.host_samples:
+            return "no /proc/stat here"
+        ordered = sorted(self.host_samples)
+        return (f"{sum(ordered) / len(ordered):.1f} % mean of {os.cpu_count()} cores over "
+                f"{len(ordered)} samples, median {ordered[len(ordered) // 2]:.1f} %, "
+                f"{sum(s >= 90 for s in ordered) / len(ordered):.0%} of samples at 90 % or more")
+
+
+def host_cpu_times() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all the host's cores since boot; None off Linux. Busy is all
+    but idle and iowait."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    total = sum(fields[:8])  # guest time is already counted in user
+    return total - idle, total
 
 
 class StallWatch(_Periodic):
@@ -286,8 +319,10 @@ def where_the_time_went(rows: list[dict[str, Any]], wall: float) -> str:
     count = max(1, len(rows))
     per_stage = ", ".join(f"{name} {seconds / count:.2f}" for name, seconds in stages.items())
     ahead = sum(float(detail.get("drawn_ahead_s") or 0.0) for detail in details)
-    if ahead:  # inside the stages' seconds, outside every step (Evaluation._draw_ahead)
-        per_stage += f"; of those, inputs drawn ahead holding no lock {ahead / count:.2f}"
+    waited = sum(float(detail.get("draw_ahead_waited_s") or 0.0) for detail in details)
+    if ahead:  # outside every step, mostly on the job's draw plan's thread (draw_ahead.py)
+        per_stage += (f"; inputs drawn ahead holding no lock {ahead / count:.2f}, of which the "
+                      f"jobs waited for {waited / count:.2f} inside those stages")
     # Inside the hold, per timed case: the candidate's time request (the runner's own split
     # of it), the baseline (timed, or taken from the store). After it, beside other judges:
     # the samples copied out, and before it the baseline's untimed first call, where made.
@@ -568,6 +603,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
     print("evaluation workers: " + "; ".join(
         f"{u.slot}: {u.jobs} jobs, busy {100 * u.busy_s / wall:.0f} %" for u in usage))
     print(f"GPU busy (nvidia-smi): {busy.summary()}")
+    print(f"host CPU busy (/proc/stat): {busy.host_summary()}")
     if args.compare:
         print("\n".join(compare(rows, latest_rows(Path(args.compare)))))
     if args.samples > 1:

@@ -10,11 +10,15 @@ for every operator, whether or not its factory can run ahead; and the draw ahead
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 import torch
 from conftest import CPU_BACKEND_PRELUDE, LOCK_PROBE, script_report
 
 from kgb_core import draw_cache, draws
+from kgb_core.evaluation.draw_ahead import DrawPlan
 from kgb_core.operators import InputContext, ShapeCase
 from kgb_core.plugins import load_registry
 
@@ -95,7 +99,7 @@ def test_a_factory_that_reads_a_value_draws_the_rest_in_the_step(monkeypatch):
 
 
 SCRIPT = r"""
-import dataclasses, fcntl, json, os, sys
+import dataclasses, fcntl, json, os, sys, threading
 """ + CPU_BACKEND_PRELUDE + LOCK_PROBE + r"""
 from kgb_core import draws
 from kgb_core.evaluation.device_lock import DeviceLock
@@ -109,7 +113,8 @@ draws_seen = []
 
 
 def watched(ctx):
-    draws_seen.append({"ahead": ctx.ahead, "free": lock_free(probe)})
+    draws_seen.append({"ahead": ctx.ahead, "free": lock_free(probe),
+                       "thread": threading.current_thread().name})
     return neg.make_inputs(ctx)
 
 
@@ -121,14 +126,62 @@ print(json.dumps({"verdict": result.verdict, "message": result.message,
 """
 
 
-def test_a_judge_sharing_its_device_draws_ahead_holding_no_lock(tmp_path):
+def test_a_judge_sharing_its_device_draws_ahead_outside_its_steps(tmp_path):
     report = script_report(SCRIPT, str(tmp_path), timeout=300)
     assert report["verdict"] == "pass", report["message"]
     seen = report["draws"]
     ahead = [d for d in seen if d["ahead"]]
     in_steps = [d for d in seen if not d["ahead"]]
-    # Each trial, timed set and call after timing is drawn ahead first, with the lock free.
-    assert len(ahead) >= 4 and all(d["free"] for d in ahead), seen
+    # Each trial, timed set and call after timing is drawn ahead first, on the job's draw
+    # plan's thread (beside its steps, not in them): the plan holds every draw the job makes.
+    assert len(ahead) >= 4, seen
+    assert all(d["thread"] == "kgb-draw-plan" for d in ahead), seen
     assert report["ahead_s"] > 0
     # The step's own draws (and the memory model's, on meta, before the job) hold it.
     assert in_steps and not all(d["free"] for d in in_steps), seen
+
+
+def _settle(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the plan's thread never got there"
+        time.sleep(0.01)
+
+
+def test_a_draw_plan_runs_ahead_of_the_job_by_its_lookahead_only():
+    made: list[str] = []
+    plan = DrawPlan(list("abcdef"), made.append, lookahead=2)
+    _settle(lambda: len(made) == 2)
+    time.sleep(0.1)
+    assert made == ["a", "b"]  # nothing asked yet: two ahead, then it waits
+    assert plan.wait_for("a") and plan.wait_for("c")
+    _settle(lambda: len(made) == 5)
+    time.sleep(0.1)
+    assert made == list("abcde")
+    assert not plan.wait_for("b")  # behind the last asked: the job draws it itself
+    assert not plan.wait_for("z")  # never planned
+    plan.stop()
+    time.sleep(0.1)
+    assert made == list("abcde")
+    assert not plan.wait_for("e")  # stopped: the job draws the rest
+
+
+def test_the_job_waits_for_a_draw_under_way_and_a_repeated_key_is_drawn_again():
+    release = threading.Event()
+    made: list[str] = []
+
+    def draw(key: str) -> None:
+        if key == "b":
+            release.wait(10)
+        if key == "c":
+            raise ValueError("a factory that reads a value, on meta")
+        made.append(key)
+
+    plan = DrawPlan(["a", "b", "a", "c"], draw, lookahead=1)
+    assert plan.wait_for("a")
+    threading.Timer(0.3, release.set).start()
+    assert plan.wait_for("b") and made[:2] == ["a", "b"]  # and the next "a" may be under way
+    assert plan.waited_s >= 0.2
+    assert plan.wait_for("a") and made == ["a", "b", "a"]  # the second "a" of the plan
+    assert plan.wait_for("c")  # the error stays on the thread: the job's draw meets it
+    assert plan.drawn_s >= 0.2  # the thread's drawing, "b" included

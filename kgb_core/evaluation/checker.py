@@ -46,6 +46,7 @@ from kgb_core.evaluation.backend_gaps import note_gap
 from kgb_core.evaluation.baselines import BaselineCache
 from kgb_core.evaluation.compare import Comparison, compare_outputs
 from kgb_core.evaluation.device_lock import DeviceLock, NoLock
+from kgb_core.evaluation.draw_ahead import DrawPlan
 from kgb_core.evaluation.job_memory import storage_bytes, timed_cases
 from kgb_core.evaluation.overlap import overlapping
 from kgb_core.evaluation.products import BOUNDED_DTYPES, bounded_reference
@@ -326,6 +327,9 @@ class Evaluation:
         self._aside_s = 0.0  # seconds with the lock set aside inside steps (no step's)
         # Slow references' answers, kept for the operator's next candidate (reference_cache.py).
         self.references = reference_cache.CACHE
+        # The job's draws, made ahead on a thread of their own (draw_ahead.py; judges sharing
+        # a device only): planned once the runnable cases are known.
+        self._draw_plan: DrawPlan | None = None
 
     # -- the stages --------------------------------------------------------------------------
     def stages(self) -> list[Stage]:
@@ -378,6 +382,12 @@ class Evaluation:
                 break
             finally:
                 self.result.stage_s[stage.name] = round(time.perf_counter() - began, 3)
+        if self._draw_plan is not None:
+            self._draw_plan.stop()
+            self.result.drawn_ahead_s = round(self.result.drawn_ahead_s
+                                              + self._draw_plan.drawn_s, 4)
+            self.result.draw_ahead_waited_s = round(self.result.draw_ahead_waited_s
+                                                    + self._draw_plan.waited_s, 4)
         note_gap(self.result, self.backend.name, self.backend.quirks)
         self.result.device_wait_s = round(lock.waited_s - waited, 3)
         self.result.device_wait_alone_s = round(lock.waited_alone_s - waited_alone, 3)
@@ -397,6 +407,7 @@ class Evaluation:
 
     def _shown_trials(self) -> None:
         self.runnable = self._runnable()
+        self._plan_draws()
         for case, dtype in self.runnable:
             if not case.heldout:
                 self._trials_of(case, dtype)
@@ -842,19 +853,46 @@ class Evaluation:
         step's own draw finds them (on the H100 at e386679 drawing held the steps 0.10 s a
         timed set's hand-over and 0.15 s an after-timing call, every judge about to time
         waiting). The draw then is the same draw: the same generator states, the same values.
-        Only where other judges share the device: a judge alone on it (``NoLock``: one
-        worker, the CPU's default sweep) waits for no one, and would draw the small values
-        twice. An input factory that cannot run on meta tensors (it reads a value) stops where
-        it reads: the step draws the rest."""
+        Mostly made already, on the job's draw plan's thread (``_plan_draws``): then this
+        waits for it, if it is still under way. Only where other judges share the device: a
+        judge alone on it (``NoLock``: one worker, the CPU's default sweep) waits for no one,
+        and would draw the small values twice."""
         if isinstance(self.device_lock, NoLock):
             return
+        if self._draw_plan is not None and self._draw_plan.wait_for(_draw_key(case, dtype,
+                                                                                seed)):
+            return
         began = time.perf_counter()
+        self._draw_on_meta(case, dtype, seed)
+        seconds = time.perf_counter() - began
+        self.result.drawn_ahead_s = round(self.result.drawn_ahead_s + seconds, 4)
+        self.result.draw_ahead_waited_s = round(self.result.draw_ahead_waited_s + seconds, 4)
+
+    def _draw_on_meta(self, case: ShapeCase, dtype: str, seed: int) -> None:
+        """A draw's host work, its tensors on meta (``InputContext.ahead``). An input factory
+        that cannot run on meta tensors (it reads a value) stops where it reads: the step
+        draws the rest."""
         try:
             self.spec.make_inputs(InputContext(case, dtype, seed, "meta", ahead=True))
         except Exception:  # noqa: BLE001 - a factory that reads values: drawn in the step
             pass
-        self.result.drawn_ahead_s = round(self.result.drawn_ahead_s
-                                          + time.perf_counter() - began, 4)
+
+    def _plan_draws(self) -> None:
+        """Every draw ``_draw_ahead`` will be asked for, in the order the stages ask: each
+        runnable case's trials (shown cases first), each timed case's sets, its call after
+        timing. Made on a thread of their own while this job's steps run and wait."""
+        if isinstance(self.device_lock, NoLock):
+            return
+        seeds = self.settings.seeds
+        draws = [(case, dtype, seed) for heldout in (False, True)
+                 for case, dtype in self.runnable if case.heldout == heldout for seed in seeds]
+        if self.settings.timing:
+            timed = timed_cases(self.spec, self.backend.quirks)
+            draws += [(case, dtype, seed) for case, dtype in timed for seed in TIMING_SEEDS]
+            draws += [(case, dtype, AFTER_TIMING_SEED) for case, dtype in timed]
+        by_key = {_draw_key(*draw): draw for draw in draws}
+        self._draw_plan = DrawPlan([_draw_key(*draw) for draw in draws],
+                                   lambda key: self._draw_on_meta(*by_key[key]))
 
     def _copies(self, inputs: list[Any]) -> tuple[list[Any], list[Any]]:
         """Two copies of ``inputs``: one kept pristine, one for the reference."""
@@ -1098,6 +1136,11 @@ def runnable_cases(spec: OperatorSpec, quirks: Any) -> list[tuple[ShapeCase, str
     return [(case, dtype)
             for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout)
             for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+
+
+def _draw_key(case: ShapeCase, dtype: str, seed: int) -> tuple[str, str, int]:
+    """A draw's name in a job's draw plan (a case's parameters are a mapping: not hashable)."""
+    return repr(case), dtype, seed
 
 
 def probe_pool(spec: OperatorSpec, runnable: Sequence[tuple[ShapeCase, str]]

@@ -62,6 +62,10 @@ class EvalResult:
     # Seconds the judge spent drawing inputs ahead of the steps that use them, holding no lock
     # (``Evaluation._draw_ahead``): host work taken out of the steps.
     drawn_ahead_s: float = 0.0
+    # Of drawn_ahead_s, the seconds on the job's own thread: waiting for a draw its plan's
+    # thread was still making (``draw_ahead.DrawPlan``), or making one the plan did not hold.
+    # What drawing ahead did not hide.
+    draw_ahead_waited_s: float = 0.0
     # Bytes of device memory held at most during the evaluation (Backend.device_memory_peak):
     # the judge's, and the runner's as the runner reported it (a count for scheduling, never
     # evidence). None where the backend keeps no count or the runner never answered its exit.
