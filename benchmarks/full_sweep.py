@@ -228,19 +228,22 @@ def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str
 def memory_peaks(rows: list[dict[str, Any]], top: int = 3) -> str:
     """Device memory each job held at most, its judge's and its runner's (as the runner said)
     added: what decides how many jobs a device can check at once."""
-    peaks = []
+    peaks, judges, runners = [], [], []
     for row in rows:
         detail = row_detail(row)
         judge, runner = detail.get("device_peak_judge_bytes"), detail.get("device_peak_runner_bytes")
         if judge is not None or runner is not None:
             peaks.append(((judge or 0) + (runner or 0), row["op"]))
+            judges.append(judge or 0)
+            runners.append(runner or 0)
     if not peaks:
         return "device memory peaks: not recorded (the backend keeps no count)"
     peaks.sort()
     gib = 1 << 30
     largest = ", ".join(f"{op} {held / gib:.1f}" for held, op in reversed(peaks[-top:]))
     return (f"device memory peaks, judge and runner together, GiB per job: median "
-            f"{statistics.median(p for p, _ in peaks) / gib:.1f}, largest {largest}")
+            f"{statistics.median(p for p, _ in peaks) / gib:.1f}, largest {largest}; "
+            f"in all {sum(judges) / gib:.1f} judges' and {sum(runners) / gib:.1f} runners'")
 
 
 ROW_FIELDS = ("device_alone_s", "device_wait_s", "device_wait_alone_s", "memory_wait_s")

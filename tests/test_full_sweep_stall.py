@@ -116,6 +116,7 @@ def test_the_summary_names_the_jobs_that_held_the_most_device_memory():
             row("vllm.fused_moe", 3 * gib // 2, None)]
     said = memory_peaks(rows, top=2)
     assert "median 2.0" in said and "largest aten.mm 8.0, aten.neg 2.0" in said, said
+    assert "in all 5.5 judges' and 6.0 runners'" in said, said
     assert "not recorded" in memory_peaks([row("aten.neg", None, None)])
 
 

@@ -519,6 +519,7 @@ class Evaluation:
         H100 at 45f5df4, the device's other judges waiting through it)."""
         slot = f"timed-{index}"
         sets = []
+        kept_on = self._pristine_device(case, dtype)
         for seed in TIMING_SEEDS:
             self._draw_ahead(case, dtype, seed)
             with self._checking():
@@ -527,10 +528,23 @@ class Evaluation:
                 # the samples' references) works on clones. A clone more held another batch
                 # of the device's memory while it was handed over (judges sharing an H100 ran
                 # out at a sweep's start).
-                sets.append(self._draw(case, dtype, seed))
+                sets.append(self._draw(case, dtype, seed, kept_on))
                 self._request({"op": "put", "keep": slot + "-sets", "append": True},
                               inputs=sets[-1])
         return _TimedCase(case, dtype, slot, sets, storage_bytes(sets))
+
+    def _pristine_device(self, case: ShapeCase, dtype: str) -> str:
+        """Where a timed case's pristine sets are kept: on the host unless the baseline is
+        timed on them in this hold. The judge computes on them on the device only to time
+        its baseline; the samples' references work on device copies made one at a time
+        after the hold (``_timed_inputs``). A baseline reused from the store (367 of 402
+        timed cases on the H100 at 7e429d5) left them on the device through the hold for
+        nothing, one batch of the job's memory, in jobs whose memory decides how many share
+        the device (job_memory.py: 39 % of that sweep's worker time went waiting for it)."""
+        if (self.device == "cpu" or self.spec.time_baseline is not None
+                or self.baselines.would_measure(self._baseline_key_of(case, dtype))):
+            return self.device
+        return "cpu"
 
     def _time_batch(self, batch: list["_TimedCase"]) -> None:
         """A batch's timings under one exclusive hold; then, beside other judges' checks,
@@ -598,14 +612,17 @@ class Evaluation:
         share the device (job_memory.py). Whether it only read them is checked after, by
         their version counters (``_time_case``): a baseline that wrote them would have the
         samples compared on values no candidate saw."""
-        if self.spec.mutated_args or self.spec.time_baseline is not None:
-            return [clone_tree(one) for one in entry.pristine]
+        if (self.spec.mutated_args or self.spec.time_baseline is not None
+                or _kept_elsewhere(entry.pristine, self.device)):
+            return [clone_tree(one, self.device) for one in entry.pristine]
         return entry.pristine
 
     def _baseline_key(self, entry: "_TimedCase") -> tuple[str, ...]:
         """The timed case's key among the judge's kept baselines (``BaselineCache.key``)."""
-        case = entry.case
-        return BaselineCache.key(self.spec.id, case.name, entry.dtype, self.timer.label,
+        return self._baseline_key_of(entry.case, entry.dtype)
+
+    def _baseline_key_of(self, case: ShapeCase, dtype: str) -> tuple[str, ...]:
+        return BaselineCache.key(self.spec.id, case.name, dtype, self.timer.label,
                                  self.timing_settings, dict(case.params))
 
     def _warm_baselines(self, batch: list["_TimedCase"]) -> None:
@@ -626,9 +643,9 @@ class Evaluation:
                 # A copy: the pristine sets are what the timed samples are compared on.
                 if self.spec.baseline is None:  # the reference itself, on the host if it is
                     # Computed, never a kept answer: the call is the baseline's warm-up.
-                    self._reference(clone_tree(entry.pristine[0]), keep=False)
+                    self._reference(clone_tree(entry.pristine[0], self.device), keep=False)
                 else:
-                    self.spec.baseline(*clone_tree(entry.pristine[0]))
+                    self.spec.baseline(*clone_tree(entry.pristine[0], self.device))
                 self.backend.synchronize()
                 entry.baseline_warmed_s = time.perf_counter() - began
 
@@ -786,8 +803,9 @@ class Evaluation:
         return reply
 
     def _timed_inputs(self, values: list[Any], scaled: int) -> list[Any]:
-        """The inputs a timed call saw: a copy of its set's values, varied as the runner did."""
-        inputs = clone_tree(values)
+        """The inputs a timed call saw: a copy of its set's values on the device (where they
+        may be kept on the host: ``_pristine_device``), varied as the runner did."""
+        inputs = clone_tree(values, self.device)
         vary_values(inputs, scaled, self._variation())
         return inputs
 
@@ -843,8 +861,18 @@ class Evaluation:
                                    f"input tensors: {message}")
 
     # -- the judge's own work ------------------------------------------------------------------
-    def _draw(self, case: ShapeCase, dtype: str, seed: int) -> list[Any]:
+    def _draw(self, case: ShapeCase, dtype: str, seed: int,
+              device: str | None = None) -> list[Any]:
+        """The inputs of ``case`` for ``seed``, on the judge's device unless ``device`` says
+        where (the host: values are drawn there in any case, so they are the same). A factory
+        that cannot make them on the host (a device-only op) makes them on the device."""
         with self._part("draw"):
+            where = device or self.device
+            try:
+                return list(self.spec.make_inputs(InputContext(case, dtype, seed, where)))
+            except Exception:  # noqa: BLE001 - drawn where the device's checks draw it
+                if where == self.device:
+                    raise
             return list(self.spec.make_inputs(InputContext(case, dtype, seed, self.device)))
 
     def _draw_ahead(self, case: ShapeCase, dtype: str, seed: int) -> None:
@@ -1136,6 +1164,12 @@ def runnable_cases(spec: OperatorSpec, quirks: Any) -> list[tuple[ShapeCase, str
     return [(case, dtype)
             for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout)
             for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
+
+
+def _kept_elsewhere(values: list[list[Any]], device: str) -> bool:
+    """Whether any tensor of ``values`` lives off ``device`` (pristine sets kept on the host)."""
+    kind = torch.device(device).type  # a judge has one device: "cuda" is "cuda:0"
+    return any(t.device.type != kind for t in tensors_in(values))
 
 
 def _draw_key(case: ShapeCase, dtype: str, seed: int) -> tuple[str, str, int]:
