@@ -182,6 +182,7 @@ for step in $steps; do
             --workers-per-device "${KGB_FULL_AGAIN_WORKERS:-1}" --same-as .device/full-1.db \
             --limit "$KGB_FULL_AGAIN" --deadline-s "${KGB_FULL_AGAIN_DEADLINE_S:-120}" \
             --db .device/full-2.db --baselines .device/baselines.sqlite \
+            --rows "$OUT/full_sweep_again_rows.txt" \
             --compare .device/full-1.db ${KGB_FULL_ARGS:-} > "$OUT/full_sweep_again.txt" 2>&1
         echo "again exit $?" >> "$OUT/full_sweep_again.txt"
       fi ;;
