@@ -287,6 +287,9 @@ class _TimedCase:
     # Seconds the baseline's untimed first call took, made before the hold
     # (``Evaluation._warm_baselines``); None where the timer makes it, inside the hold.
     baseline_warmed_s: float | None = None
+    # The pristine sets were moved to the host once handed over (``Evaluation._offloads``):
+    # whatever computes on them works on device copies.
+    offloaded: bool = False
 
 
 class Evaluation:
@@ -518,8 +521,9 @@ class Evaluation:
         cublas.cublasCcopy_v2's largest case, handed over as one step, took 6.8 s on the
         H100 at 45f5df4, the device's other judges waiting through it)."""
         slot = f"timed-{index}"
-        sets = []
-        kept_on = self._pristine_device(case, dtype)
+        sets: list[list[Any]] = []
+        offload = self._offloads(case, dtype)
+        moved: list[int] = []  # the sets moved to the host, each wholly on the device before
         for seed in TIMING_SEEDS:
             self._draw_ahead(case, dtype, seed)
             with self._checking():
@@ -528,23 +532,32 @@ class Evaluation:
                 # the samples' references) works on clones. A clone more held another batch
                 # of the device's memory while it was handed over (judges sharing an H100 ran
                 # out at a sweep's start).
-                sets.append(self._draw(case, dtype, seed, kept_on))
+                sets.append(self._draw(case, dtype, seed))
                 self._request({"op": "put", "keep": slot + "-sets", "append": True},
                               inputs=sets[-1])
-        return _TimedCase(case, dtype, slot, sets, storage_bytes(sets))
+                # Handed over as drawn (a host tensor among the inputs is one the operator
+                # takes on the host), then kept on the host where nothing times on them.
+                offload = offload and all(t.device.type != "cpu" for t in tensors_in(sets[-1]))
+                if offload:
+                    with self._part("copies"):
+                        sets[-1] = clone_tree(sets[-1], "cpu")
+                    moved.append(len(sets) - 1)
+        if not offload:  # a set that could not go: the case's sets all stay on the device
+            for index_moved in moved:
+                sets[index_moved] = clone_tree(sets[index_moved], self.device)
+        return _TimedCase(case, dtype, slot, sets, storage_bytes(sets), offloaded=offload)
 
-    def _pristine_device(self, case: ShapeCase, dtype: str) -> str:
-        """Where a timed case's pristine sets are kept: on the host unless the baseline is
-        timed on them in this hold. The judge computes on them on the device only to time
-        its baseline; the samples' references work on device copies made one at a time
-        after the hold (``_timed_inputs``). A baseline reused from the store (367 of 402
-        timed cases on the H100 at 7e429d5) left them on the device through the hold for
-        nothing, one batch of the job's memory, in jobs whose memory decides how many share
-        the device (job_memory.py: 39 % of that sweep's worker time went waiting for it)."""
-        if (self.device == "cpu" or self.spec.time_baseline is not None
-                or self.baselines.would_measure(self._baseline_key_of(case, dtype))):
-            return self.device
-        return "cpu"
+    def _offloads(self, case: ShapeCase, dtype: str) -> bool:
+        """Whether a timed case's pristine sets go to the host once handed over: where its
+        baseline is not timed on them in this hold. The judge computes on them on the device
+        only to time its baseline; the samples' references work on device copies made one at
+        a time after the hold (``_timed_inputs``). A baseline reused from the store (367 of
+        402 timed cases on the H100 at 7e429d5) left them on the device through the hold for
+        nothing, a batch of the job's memory, in jobs whose memory decides how many share the
+        device (job_memory.py: 39 % of that sweep's worker time went waiting for it). Not on
+        the host's own backend, where they are on the host already."""
+        return (self.device != "cpu" and self.spec.time_baseline is None
+                and not self.baselines.would_measure(self._baseline_key_of(case, dtype)))
 
     def _time_batch(self, batch: list["_TimedCase"]) -> None:
         """A batch's timings under one exclusive hold; then, beside other judges' checks,
@@ -558,7 +571,7 @@ class Evaluation:
             with self._checking():
                 self._fetch_timed_samples(entry)
                 self._check_timed_samples(entry.case, entry.dtype, entry.samples,
-                                          entry.pristine)
+                                          entry.pristine, self._where(entry))
             entry.pristine = entry.samples = None  # the memory, for the next batch
             self._timed_slots.append((entry.case, entry.dtype, entry.slot))
 
@@ -612,10 +625,14 @@ class Evaluation:
         share the device (job_memory.py). Whether it only read them is checked after, by
         their version counters (``_time_case``): a baseline that wrote them would have the
         samples compared on values no candidate saw."""
-        if (self.spec.mutated_args or self.spec.time_baseline is not None
-                or _kept_elsewhere(entry.pristine, self.device)):
-            return [clone_tree(one, self.device) for one in entry.pristine]
+        if self.spec.mutated_args or self.spec.time_baseline is not None or entry.offloaded:
+            return [clone_tree(one, self._where(entry)) for one in entry.pristine]
         return entry.pristine
+
+    def _where(self, entry: "_TimedCase") -> str | None:
+        """Where copies of ``entry``'s pristine sets are made to compute on: the device where
+        they were moved to the host, else where each tensor is."""
+        return self.device if entry.offloaded else None
 
     def _baseline_key(self, entry: "_TimedCase") -> tuple[str, ...]:
         """The timed case's key among the judge's kept baselines (``BaselineCache.key``)."""
@@ -643,9 +660,10 @@ class Evaluation:
                 # A copy: the pristine sets are what the timed samples are compared on.
                 if self.spec.baseline is None:  # the reference itself, on the host if it is
                     # Computed, never a kept answer: the call is the baseline's warm-up.
-                    self._reference(clone_tree(entry.pristine[0], self.device), keep=False)
+                    self._reference(clone_tree(entry.pristine[0], self._where(entry)),
+                                    keep=False)
                 else:
-                    self.spec.baseline(*clone_tree(entry.pristine[0], self.device))
+                    self.spec.baseline(*clone_tree(entry.pristine[0], self._where(entry)))
                 self.backend.synchronize()
                 entry.baseline_warmed_s = time.perf_counter() - began
 
@@ -689,11 +707,12 @@ class Evaluation:
 
     def _check_timed_samples(self, case: ShapeCase, dtype: str,
                              entries: list[tuple[int, int, int, Any, Any]],
-                             pristine: list[list[Any]]) -> None:
+                             pristine: list[list[Any]], where: str | None = None) -> None:
         """The timed outputs the runner sampled (call, value set, scale, output, arguments
         after it), each against the reference on the values it was computed from; for an
         operator that writes its arguments, the arguments as the call left them (the runner
-        copied them before the next call on that set)."""
+        copied them before the next call on that set). ``where``: the device the pristine
+        sets' copies are made on, where they were moved to the host (``_where``)."""
         if not 1 <= len(entries) <= max(TIMED_SAMPLES, EVERY_CALL_UP_TO) or any(
                 not 0 <= values < len(pristine) or not -1 <= scaled <= call
                 or (after is None) != (not self.spec.mutated_args)
@@ -702,7 +721,7 @@ class Evaluation:
             raise ChannelViolation("the runner's timed samples are not what was asked")
         label = case_label(self.spec, case)
         for call, values, scaled, output, after in entries:
-            seen = self._timed_inputs(pristine[values], scaled)
+            seen = self._timed_inputs(pristine[values], scaled, where)
             outcome = CallOutcome(output, after if after is not None else clone_tree(seen), 0)
             comparison, _ = self._compare_with_reference(case, dtype, outcome, clone_tree(seen))
             overlap = overlapping(tensors_in(output))
@@ -715,7 +734,8 @@ class Evaluation:
             earlier_calls = sorted(set(range(-1, min(call, window)))
                                    | set(range(max(-1, call - window), call)))
             stale = any(self._compare_with_reference(case, dtype, outcome,
-                                                     self._timed_inputs(other, earlier))[0].ok
+                                                     self._timed_inputs(other, earlier,
+                                                                        where))[0].ok
                         for other in pristine for earlier in earlier_calls
                         if earlier != scaled)
             if stale:
@@ -802,10 +822,11 @@ class Evaluation:
             raise CandidateFailure(verdict, str(failure.get("message", ""))[:8000])
         return reply
 
-    def _timed_inputs(self, values: list[Any], scaled: int) -> list[Any]:
-        """The inputs a timed call saw: a copy of its set's values on the device (where they
-        may be kept on the host: ``_pristine_device``), varied as the runner did."""
-        inputs = clone_tree(values, self.device)
+    def _timed_inputs(self, values: list[Any], scaled: int,
+                      where: str | None = None) -> list[Any]:
+        """The inputs a timed call saw: a copy of its set's values (on ``where``, for a set
+        moved to the host: ``_offloads``), varied as the runner did."""
+        inputs = clone_tree(values, where)
         vary_values(inputs, scaled, self._variation())
         return inputs
 
@@ -861,18 +882,8 @@ class Evaluation:
                                    f"input tensors: {message}")
 
     # -- the judge's own work ------------------------------------------------------------------
-    def _draw(self, case: ShapeCase, dtype: str, seed: int,
-              device: str | None = None) -> list[Any]:
-        """The inputs of ``case`` for ``seed``, on the judge's device unless ``device`` says
-        where (the host: values are drawn there in any case, so they are the same). A factory
-        that cannot make them on the host (a device-only op) makes them on the device."""
+    def _draw(self, case: ShapeCase, dtype: str, seed: int) -> list[Any]:
         with self._part("draw"):
-            where = device or self.device
-            try:
-                return list(self.spec.make_inputs(InputContext(case, dtype, seed, where)))
-            except Exception:  # noqa: BLE001 - drawn where the device's checks draw it
-                if where == self.device:
-                    raise
             return list(self.spec.make_inputs(InputContext(case, dtype, seed, self.device)))
 
     def _draw_ahead(self, case: ShapeCase, dtype: str, seed: int) -> None:
@@ -1164,12 +1175,6 @@ def runnable_cases(spec: OperatorSpec, quirks: Any) -> list[tuple[ShapeCase, str
     return [(case, dtype)
             for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout)
             for dtype in spec.dtypes if dtype not in quirks.skipped_dtypes]
-
-
-def _kept_elsewhere(values: list[list[Any]], device: str) -> bool:
-    """Whether any tensor of ``values`` lives off ``device`` (pristine sets kept on the host)."""
-    kind = torch.device(device).type  # a judge has one device: "cuda" is "cuda:0"
-    return any(t.device.type != kind for t in tensors_in(values))
 
 
 def _draw_key(case: ShapeCase, dtype: str, seed: int) -> tuple[str, str, int]:
