@@ -163,7 +163,23 @@ def test_a_draw_plan_runs_ahead_of_the_job_by_its_lookahead_only():
     plan.stop()
     time.sleep(0.1)
     assert made == list("abcde")
-    assert not plan.wait_for("e")  # stopped: the job draws the rest
+    assert plan.wait_for("e")  # drawn before the stop
+    assert not plan.wait_for("f")  # stopped: the job draws the rest
+
+
+def test_a_plan_whose_thread_ends_unexpectedly_leaves_the_rest_to_the_job(monkeypatch):
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)  # its end is expected
+    made: list[str] = []
+
+    def draw(key: str) -> None:
+        if key == "b":
+            raise SystemExit  # no draw raises this; if one did, no job may wait forever
+        made.append(key)
+
+    plan = DrawPlan(list("abc"), draw)
+    assert plan.wait_for("a")
+    assert not plan.wait_for("b") and not plan.wait_for("c")
+    assert made == ["a"]
 
 
 def test_the_job_waits_for_a_draw_under_way_and_a_repeated_key_is_drawn_again():

@@ -53,20 +53,25 @@ class DrawPlan:
         self._thread.start()
 
     def _run(self) -> None:
-        for index, key in enumerate(self._keys):
+        try:
+            for index, key in enumerate(self._keys):
+                with self._condition:
+                    while not self._stopped and index > self._asked + self._lookahead:
+                        self._condition.wait()
+                    if self._stopped:
+                        return
+                began = time.perf_counter()
+                try:
+                    self._draw(key)
+                except Exception:  # noqa: BLE001 - the job's own draw meets the error, if real
+                    pass
+                with self._condition:
+                    self.drawn_s += time.perf_counter() - began
+                    self._done = index
+                    self._condition.notify_all()
+        finally:  # done, stopped, or ended by what no draw should raise: the job draws the rest
             with self._condition:
-                while not self._stopped and index > self._asked + self._lookahead:
-                    self._condition.wait()
-                if self._stopped:
-                    return
-            began = time.perf_counter()
-            try:
-                self._draw(key)
-            except Exception:  # noqa: BLE001 - the job's own draw meets the error, if real
-                pass
-            with self._condition:
-                self.drawn_s += time.perf_counter() - began
-                self._done = index
+                self._stopped = True
                 self._condition.notify_all()
 
     def wait_for(self, key: Hashable) -> bool:
@@ -74,7 +79,7 @@ class DrawPlan:
         not in the plan after the last one asked for: the caller draws it)."""
         with self._condition:
             index = next((i for i in self._positions.get(key, ()) if i > self._asked), None)
-            if index is None or self._stopped:
+            if index is None:
                 return False
             self._asked = index
             self._condition.notify_all()
