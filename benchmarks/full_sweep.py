@@ -246,6 +246,27 @@ def memory_peaks(rows: list[dict[str, Any]], top: int = 3) -> str:
             f"in all {sum(judges) / gib:.1f} judges' and {sum(runners) / gib:.1f} runners'")
 
 
+def judge_peaks_by_stage(rows: list[dict[str, Any]]) -> str:
+    """The judges' device memory peak within each stage (``EvalResult.judge_peak_by_stage``):
+    the median over jobs, the largest, and how many jobs had their peak in that stage. The gate
+    admits a job by its whole peak; this says which stage sets it, and so what to shrink."""
+    by_stage: dict[str, list[int]] = {}
+    deciding: dict[str, int] = {}
+    for row in rows:
+        peaks = row_detail(row).get("judge_peak_by_stage") or {}
+        for name, held in peaks.items():
+            by_stage.setdefault(name, []).append(int(held))
+        if peaks:
+            top = max(peaks, key=lambda name: peaks[name])
+            deciding[top] = deciding.get(top, 0) + 1
+    if not by_stage:
+        return "judges' device memory by stage: not recorded"
+    gib = 1 << 30
+    return ("judges' device memory by stage, GiB (median, largest; jobs whose peak it set): "
+            + "; ".join(f"{name} {statistics.median(held) / gib:.1f}, {max(held) / gib:.1f}; "
+                        f"{deciding.get(name, 0)}" for name, held in by_stage.items()))
+
+
 ROW_FIELDS = ("device_alone_s", "device_wait_s", "device_wait_alone_s", "memory_wait_s")
 
 
@@ -600,6 +621,7 @@ def summarise(args: argparse.Namespace, wall: float, usage: list[Any],
     print(device_bound(rows, args.workers_per_device,
                        max(1, len(usage) // max(1, args.workers_per_device))))
     print(memory_peaks(rows))
+    print(judge_peaks_by_stage(rows))
     print(memory_admission(pool, usage))
     print(worker_time(rows, usage, wall))
     print(baseline_note(rows).strip() or "baselines: none timed")

@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from conftest import CPU_BACKEND_PRELUDE, script_report
+
 from kgb_core.evaluation.evaluator import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
 
@@ -43,6 +45,10 @@ def test_a_result_carries_the_judges_and_the_runners_peaks(monkeypatch):
     # The runner's count is its own process's: the hoarder's 400 MB show there alone.
     assert hoarding.device_peak_runner_bytes >= plain.device_peak_runner_bytes + 300_000_000
     assert hoarding.device_peak_judge_bytes < plain.device_peak_judge_bytes + 300_000_000
+    # The judge's count by stage: every stage run has one, and the job's peak is the largest.
+    for result in (plain, hoarding):
+        assert set(result.judge_peak_by_stage) == set(result.stage_s), result.judge_peak_by_stage
+        assert result.device_peak_judge_bytes >= max(result.judge_peak_by_stage.values()) > 0
 
 
 def test_the_cpu_backend_keeps_no_count():
@@ -68,3 +74,39 @@ def test_a_torch_device_reads_and_resets_its_allocators_peak(initialized):
         return
     assert backend.device_memory_peak() == 3 << 30 and not resets
     assert backend.device_memory_peak(reset=True) == 3 << 30 and resets == [1]
+
+
+STAGE_PEAKS = r"""
+import json, os, sys
+""" + CPU_BACKEND_PRELUDE + r"""
+GIB = 1 << 30
+reads = []
+
+
+def peak(reset=False):
+    # The judge's reset at the job's start, then one read (and reset) at each stage's end:
+    # 7 GiB in the first stage, 1 GiB in every later one and at the job's end.
+    reads.append(reset)
+    return 0 if len(reads) == 1 else (7 * GIB if len(reads) == 2 else GIB)
+
+
+backend.device_memory_peak = peak
+judge = Judge(backend, registry)
+neg = registry.operator("aten.neg")
+result = judge.evaluate_spec(neg, neg.reference_kernel(), seeds=[0], timing=False)
+judge.close()
+print(json.dumps({"verdict": result.verdict, "message": result.message, "reads": reads,
+                  "by_stage": result.judge_peak_by_stage,
+                  "peak": result.device_peak_judge_bytes}))
+"""
+
+
+def test_the_jobs_peak_is_the_largest_of_its_stages_counts():
+    """Each stage's end reads the judge's count and starts a new one; the job's peak is then
+    the largest, though the count at its end holds only the last stretch."""
+    report = script_report(STAGE_PEAKS, timeout=300)
+    assert report["verdict"] == "pass", report["message"]
+    by_stage = report["by_stage"]
+    assert list(by_stage.values())[0] == 7 << 30 and set(list(by_stage.values())[1:]) == {1 << 30}
+    assert report["peak"] == 7 << 30
+    assert report["reads"][0] and all(report["reads"][1:len(by_stage) + 1])  # stages reset

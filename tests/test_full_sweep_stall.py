@@ -120,6 +120,19 @@ def test_the_summary_names_the_jobs_that_held_the_most_device_memory():
     assert "not recorded" in memory_peaks([row("aten.neg", None, None)])
 
 
+def test_the_summary_says_which_stage_set_the_judges_peaks():
+    by_stage = _full_sweep_module().judge_peaks_by_stage
+    gib = 1 << 30
+
+    def row(trials, timing):
+        return {"op": "x", "detail": json.dumps({"judge_peak_by_stage": {
+            "trials": trials * gib, "timing": timing * gib}})}
+
+    said = by_stage([row(1, 3), row(2, 1), row(5, 2)])
+    assert said.endswith("trials 2.0, 5.0; 2; timing 2.0, 3.0; 1"), said
+    assert "not recorded" in by_stage([{"op": "x", "detail": "{}"}])
+
+
 def test_the_rows_file_has_one_line_per_operator_with_its_waits_and_peaks():
     operator_rows = _full_sweep_module().operator_rows
     gib = 1 << 30

@@ -385,6 +385,9 @@ class Evaluation:
                 break
             finally:
                 self.result.stage_s[stage.name] = round(time.perf_counter() - began, 3)
+                peak = self.backend.device_memory_peak(reset=True)
+                if peak is not None:
+                    self.result.judge_peak_by_stage[stage.name] = peak
         if self._draw_plan is not None:
             self._draw_plan.stop()
             self.result.drawn_ahead_s = round(self.result.drawn_ahead_s

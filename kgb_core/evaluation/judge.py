@@ -331,6 +331,8 @@ class Judge:
         # The runner's start and end hold the device shared too (EvalResult.shared_steps).
         result.shared_steps.update({name: [1, round(seconds, 4), round(seconds, 4)]
                                     for name, seconds in steps.items()})
+        if judge_peak is not None:  # the stages reset the count: the job's peak is theirs too
+            judge_peak = max([judge_peak, *result.judge_peak_by_stage.values()])
         result.device_peak_judge_bytes = judge_peak
         result.device_peak_runner_bytes = channel.reported_device_peak()
         return result

@@ -71,6 +71,10 @@ class EvalResult:
     # evidence). None where the backend keeps no count or the runner never answered its exit.
     device_peak_judge_bytes: int | None = None
     device_peak_runner_bytes: int | None = None
+    # The judge's peak within each stage (its count reset at every stage's end; the runner's
+    # start counts in the first): where a job's memory goes, for what would lower it (a
+    # diagnostic: the gate reads the whole job's peak).
+    judge_peak_by_stage: dict[str, int] = field(default_factory=dict)
     # Where a job that ran out of memory beside other checks ran again with the device to itself
     # (devices.DevicePool): the first try's verdict and message. Empty when it ran once.
     retried_alone: str = ""
