@@ -524,6 +524,9 @@ def main() -> None:
     parser.add_argument("--baselines", default=None, help="as kgb run --baselines")
     parser.add_argument("--retime-baselines", action="store_true")
     parser.add_argument("--median-interval", type=float, default=0.0)
+    parser.add_argument("--whole-repetition-budget", action="store_true",
+                        help="count the timer's budgets in a whole repetition's time, its "
+                             "prepare and flush included (TimingSettings)")
     parser.add_argument("--timing-gather-s", type=float, default=0.0,
                         help="as kgb run --timing-gather-s (DeviceLock.gather_s)")
     parser.add_argument("--median-floor", type=int, default=0,
@@ -564,6 +567,9 @@ def main() -> None:
         config.timing_settings = {"median_interval": args.median_interval,
                                   **({"median_floor": args.median_floor}
                                      if args.median_floor else {})}
+    if args.whole_repetition_budget:
+        config.timing_settings = {**(config.timing_settings or {}),
+                                  "whole_repetition_budget": True}
     plan = plan_sweep(config, registry)
     print(f"full sweep: {len(op_ids)} operators, backend {plan.backend.label}, "
           f"{args.workers_per_device} worker(s) per device, timing "

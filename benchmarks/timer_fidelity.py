@@ -38,6 +38,11 @@ probe at every launch (as checked calls have it), **modes only** drops the profi
 **recorded + lead** (GPU only) is kgb recorded with ``TimingSettings.device_lead``: the device
 spins before each start event as long as the host takes to issue a call.
 
+``--whole-repetition-budget`` adds **kgb, whole-repetition budget**: kgb's timer counting its
+warm-up and repetition budgets in a whole repetition's time, the flush before the call with the
+call (``TimingSettings.whole_repetition_budget``), as do_bench counts its estimate. It is
+judged as kgb is: within 3 % of do_bench and of the event loop.
+
 ``--backend cpu`` runs the same procedure on torch's CPU kernels (not Triton's interpreter)
 with kgb's wall clock against a perf_counter loop written here; do_bench needs a GPU and is
 left out. That path exists so the script is exercised on machines without a GPU; its numbers
@@ -64,6 +69,8 @@ TARGET_CV = 0.02
 # kgb's timer under parts of the runner's recorders (--recorders).
 DIAGNOSTIC_CLOCKS = ("synced loop", "recorded + probe", "modes only", "profiler only",
                      "recorded + lead")
+# kgb's timer with TimingSettings.whole_repetition_budget (--whole-repetition-budget).
+WHOLE = "kgb, whole-repetition budget"
 RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only", "profiler only", "recorded + lead")
 HOST_CALLS = 50
 FLUSH_BYTES = 256 * 1024 * 1024
@@ -281,7 +288,8 @@ def profiled_median_ms(timer: Any, fn: Callable[[], Any]) -> float:
 def measure(backend_name: str, runs: int, only: list[str] | None,
             op_ids: list[str] | None = None, launch_counter: bool = False,
             recorders: bool = False, median_interval: float = 0.0,
-            median_floors: list[int] | None = None) -> dict[str, Any]:
+            median_floors: list[int] | None = None,
+            whole_repetition_budget: bool = False) -> dict[str, Any]:
     from kgb_core.calibration import calibration_timer
     from kgb_core.plugins import load_registry
     from kgb_core.timing import TimingSettings
@@ -320,6 +328,12 @@ def measure(backend_name: str, runs: int, only: list[str] | None,
             name = f"kgb, median to {median_interval:g}" + (f" from {floor}"
                                                              if median_floors else "")
             clocks[name] = lambda fn, adaptive=adaptive: adaptive.measure(fn).median_ms
+    if whole_repetition_budget:
+        # The timer counting its budgets in a whole repetition, the flush with the call, as
+        # do_bench counts its estimate (TimingSettings.whole_repetition_budget): judged as kgb.
+        whole = dataclasses.replace(settings, whole_repetition_budget=True)
+        whole_timer = (backend.make_timer(whole) if gpu else calibration_timer(backend, whole))
+        clocks[WHOLE] = lambda fn: whole_timer.measure(fn).median_ms
     if recorders:
         probe = counter.state_probe
         clocks["kgb recorded"] = lambda fn: recorded_median_ms(timer, counter, fn, None)
@@ -372,7 +386,7 @@ def render(data: dict[str, Any]) -> str:
     from kgb_core.report import render_table
 
     clocks = data["clocks"]
-    ours = [c for c in ("kgb", "kgb recorded") if c in clocks]  # the clocks under test
+    ours = [c for c in ("kgb", "kgb recorded", WHOLE) if c in clocks]  # the clocks under test
     others = [c for c in clocks if c not in ours and c not in RECORDED_DIAGNOSTICS]
     judged = [c for c in clocks if c not in DIAGNOSTIC_CLOCKS]
     pairs = [(mine, other) for mine in ours for other in others]
@@ -417,10 +431,14 @@ def main() -> None:
     parser.add_argument("--median-floor", type=int, action="append",
                         help="with --median-interval: a clock starting from this many "
                              "repetitions (TimingSettings.median_floor); may be repeated")
+    parser.add_argument("--whole-repetition-budget", action="store_true",
+                        help="add a clock of kgb's timer counting its budgets in a whole "
+                             "repetition, flush included (TimingSettings), judged as kgb")
     parser.add_argument("--json", help="also write the raw numbers here")
     args = parser.parse_args()
     data = measure(args.backend, args.runs, args.kernel, args.op, args.launch_counter,
-                   args.recorders, args.median_interval, args.median_floor)
+                   args.recorders, args.median_interval, args.median_floor,
+                   args.whole_repetition_budget)
     print(render(data))
     if args.json:
         with open(args.json, "w") as handle:

@@ -104,6 +104,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, tuple[type, ...]]]] = {
         "slow_call_budget_ms": ("timing_settings", (int, float)),
         "median_interval": ("timing_settings", (int, float)),
         "median_floor": ("timing_settings", (int,)),
+        "whole_repetition_budget": ("timing_settings", (bool,)),
     },
 }
 _METHOD_SECTION = "method"

@@ -7,6 +7,7 @@ events around it) on CPU tensors. The NVIDIA backend's CUDA timer is this class 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 
@@ -132,3 +133,29 @@ def test_without_the_setting_or_a_device_sleep_there_is_no_lead():
     no_sleep = EventTimer(asked, FAKE_DEVICE_MODULE, "cpu", flush_bytes=0, label="fake-events")
     assert no_sleep.label == "fake-events"
     assert len(no_sleep.time_repetitions_ms(lambda: None, 3)) == 3
+
+
+def _repetitions(timer) -> int:
+    """Repetitions of a 1 ms call with 4 ms of prepare before each (the runner's new input
+    values): with rep_ms 20, the call alone divides the budget into 20, a whole one into 4."""
+    return timer.measure(lambda: time.sleep(0.001), prepare=lambda: time.sleep(0.004)).repetitions
+
+
+def test_a_whole_repetition_budget_counts_the_prepare_and_the_flush_with_the_call():
+    from kgb_core.timing import WallClockTimer
+
+    settings = TimingSettings(warmup_ms=0.5, rep_ms=20.0, min_repetitions=3,
+                              max_repetitions=1000)
+    whole = dataclasses.replace(settings, whole_repetition_budget=True)
+    for make in (lambda s: EventTimer(s, _SleepingDevice(), "cpu", flush_bytes=4096,
+                                      label="fake-events"),
+                 lambda s: WallClockTimer(s, lambda: None, "wall")):
+        assert _repetitions(make(settings)) >= 12
+        assert _repetitions(make(whole)) <= 6
+
+
+def test_a_whole_repetition_is_timed_from_before_its_prepare():
+    timer = EventTimer(TimingSettings(), _SleepingDevice(), "cpu", flush_bytes=0, label="fake")
+    timer._prepare = lambda: time.sleep(0.004)
+    assert timer.time_whole_once_ms(lambda: time.sleep(0.001)) >= 4.5
+    assert timer.time_once_ms(lambda: time.sleep(0.001)) < 4.0
