@@ -71,9 +71,10 @@ class TimingSettings:
     # do_bench's estimate includes its flush, not in the call's alone. A timed case holds its
     # device alone, every other judge on it waiting, for as many repetitions as the call's own
     # time divides the budgets into: on the H100 a 0.15 ms median kernel took about 1 ms a
-    # repetition (results/h100-full-sweep-df64308-draw-plan.txt), so 25 ms of warm-up ran some
-    # 160 calls, several times 25 ms of device time. Off until timer_fidelity.py
-    # (--whole-repetition-budget) shows it within 3 % of do_bench on a GPU.
+    # repetition (results/h100-full-sweep-df64308-draw-plan.txt), and 25 ms of warm-up is
+    # some 160 such calls, each with its new input values written before it, device work no
+    # budget counted. Off until timer_fidelity.py (--whole-repetition-budget) shows it within
+    # 3 % of do_bench on a GPU, and a sweep shows what it saves.
     whole_repetition_budget: bool = False
 
     def repetitions_for(self, estimate_ms: float, budget_ms: float) -> int:
