@@ -110,10 +110,10 @@ class BusySampler(_Periodic):
     def host_summary(self) -> str:
         if not self.host_samples:
             return "no /proc/stat here"
-        ordered = sorted(self.host_samples)
-        return (f"{sum(ordered) / len(ordered):.1f} % mean of {os.cpu_count()} cores over "
-                f"{len(ordered)} samples, median {ordered[len(ordered) // 2]:.1f} %, "
-                f"{sum(s >= 90 for s in ordered) / len(ordered):.0%} of samples at 90 % or more")
+        samples = self.host_samples
+        return (f"{statistics.mean(samples):.1f} % mean of {os.cpu_count()} cores over "
+                f"{len(samples)} samples, median {statistics.median(samples):.1f} %, "
+                f"{sum(s >= 90 for s in samples) / len(samples):.0%} of samples at 90 % or more")
 
 
 def host_cpu_times() -> tuple[int, int] | None:

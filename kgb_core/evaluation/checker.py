@@ -932,9 +932,9 @@ class Evaluation:
             timed = timed_cases(self.spec, self.backend.quirks)
             draws += [(case, dtype, seed) for case, dtype in timed for seed in TIMING_SEEDS]
             draws += [(case, dtype, AFTER_TIMING_SEED) for case, dtype in timed]
-        by_key = {_draw_key(*draw): draw for draw in draws}
-        self._draw_plan = DrawPlan([_draw_key(*draw) for draw in draws],
-                                   lambda key: self._draw_on_meta(*by_key[key]))
+        keys = [_draw_key(*draw) for draw in draws]
+        by_key = dict(zip(keys, draws))
+        self._draw_plan = DrawPlan(keys, lambda key: self._draw_on_meta(*by_key[key]))
 
     def _copies(self, inputs: list[Any]) -> tuple[list[Any], list[Any]]:
         """Two copies of ``inputs``: one kept pristine, one for the reference."""
