@@ -22,6 +22,7 @@
 # callcost (runner_call_cost.py and exchange_cost.py on the GPU), exchange (exchange_cost.py alone), owed (the checks this kgb
 # still owes a GPU, one step), ops (chosen references, KGB_OPS_ARGS, KGB_OPS_REPEAT times), serve (serve_load.py, KGB_SERVE_ARGS),
 # fullsweep (benchmarks/full_sweep.py: KGB_FULL_WORKERS, KGB_FULL_DEADLINE_S, KGB_FULL_AGAIN, KGB_FULL_ARGS, KGB_FULL_KEEP_BASELINES),
+# passes (full_sweep.py passes in a row, KGB_PASSES: the one-worker comparison, the multi-sample run),
 # kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
@@ -186,6 +187,30 @@ for step in $steps; do
             --compare .device/full-1.db ${KGB_FULL_ARGS:-} > "$OUT/full_sweep_again.txt" 2>&1
         echo "again exit $?" >> "$OUT/full_sweep_again.txt"
       fi ;;
+    passes)
+      # Several full_sweep.py passes in a row, each against the carried baselines and peaks
+      # (.device/baselines.sqlite): KGB_PASSES holds "NAME DEADLINE_S ARGS..." per pass,
+      # passes separated by ";". A pass may name an earlier one's store as .device/NAME.db
+      # (--same-as, --compare). Issue 25's one-worker comparison on 30 operators and its
+      # multi-sample run (the pipeline against one worker) are such pairs:
+      #   KGB_PASSES="eight 90 --limit 30 --workers-per-device 8; one 280 --same-as
+      #   .device/eight.db --compare .device/eight.db"
+      # Each pass's output, its rows after it, goes to $OUT/NAME.txt.
+      IFS=';' read -ra passes <<< "${KGB_PASSES:?passes: set KGB_PASSES}"
+      for pass in "${passes[@]}"; do
+        read -r name deadline args <<< "$pass"
+        rm -f ".device/$name.db"*
+        # shellcheck disable=SC2086
+        timeout "$(( deadline + ${KGB_FULL_DRAIN_S:-60} ))" python3 benchmarks/full_sweep.py \
+            --backend nvidia --deadline-s "$deadline" \
+            --give-up-s "$(( deadline + ${KGB_FULL_DRAIN_S:-60} - 10 ))" \
+            --db ".device/$name.db" --baselines .device/baselines.sqlite \
+            --rows "$OUT/${name}_rows" $args > "$OUT/$name.txt" 2>&1
+        echo "$name exit $?" >> "$OUT/$name.txt"
+        [ -f "$OUT/${name}_rows" ] && cat "$OUT/${name}_rows" >> "$OUT/$name.txt" \
+            && rm "$OUT/${name}_rows"
+      done
+      copy_store .device/baselines.sqlite "$OUT/baselines.sqlite" ;;
     serve)
       # kgb serve under load on the GPU (benchmarks/serve_load.py; carry .whl for Starlette
       # and uvicorn): KGB_SERVE_ARGS, default timed requests from two clients; several
