@@ -195,7 +195,8 @@ for step in $steps; do
       # multi-sample run (the pipeline against one worker) are such pairs:
       #   KGB_PASSES="eight 90 --limit 30 --workers-per-device 8; one 280 --same-as
       #   .device/eight.db --compare .device/eight.db"
-      # Each pass's output, its rows after it, goes to $OUT/NAME.txt.
+      # Each pass's output, its rows after it, goes to $OUT/NAME.txt, its store to $OUT/NAME.db
+      # (past 8 files they come back as one archive).
       IFS=';' read -ra passes <<< "${KGB_PASSES:?passes: set KGB_PASSES}"
       for pass in "${passes[@]}"; do
         read -r name deadline args <<< "$pass"
@@ -209,6 +210,7 @@ for step in $steps; do
         echo "$name exit $?" >> "$OUT/$name.txt"
         [ -f "$OUT/${name}_rows" ] && cat "$OUT/${name}_rows" >> "$OUT/$name.txt" \
             && rm "$OUT/${name}_rows"
+        copy_store ".device/$name.db" "$OUT/$name.db"
       done
       copy_store .device/baselines.sqlite "$OUT/baselines.sqlite" ;;
     serve)

@@ -211,3 +211,19 @@ def test_the_summary_spreads_the_candidates_repetitions_and_seconds_per_repetiti
                     "kernel time median 0.02 ms, 90th percentile 1 ms; runner's timed calls "
                     "per repetition median 2 ms, 90th percentile 2 ms"), said
     assert "none recorded" in candidate_timings([{"op": "aten.abs", "detail": "{}"}])
+
+
+def test_a_comparison_names_the_verdicts_that_differ_and_each_operators_speedup_ratio():
+    compare = _full_sweep_module().compare
+    before = [{"op": "aten.neg", "verdict": "pass", "speedup": 2.0},
+              {"op": "aten.mm", "verdict": "pass", "speedup": 1.0},
+              {"op": "vllm.silu", "verdict": "pass", "speedup": 4.0},
+              {"op": "aten.abs", "verdict": "pass", "speedup": 1.0}]  # not in the later run
+    after = [{"op": "aten.neg", "verdict": "pass", "speedup": 2.2},
+             {"op": "aten.mm", "verdict": "pass", "speedup": 0.9},
+             {"op": "vllm.silu", "verdict": "wrong_output", "speedup": None}]
+    lines = compare(after, before)
+    assert lines[0] == "compared with the other run: 3 operators in both, 1 verdicts differ"
+    assert lines[1] == "  vllm.silu: pass -> wrong_output"
+    assert "over 2 operators" in lines[2], lines
+    assert lines[3] == "speedup ratio per operator (this / other): aten.mm 0.900, aten.neg 1.100"
