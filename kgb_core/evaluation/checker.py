@@ -872,7 +872,7 @@ class Evaluation:
         before = self._call(inputs, keep=slot if inputs is not None else None,
                             reuse=None if inputs is not None else slot).actual
         fresh = self._draw(case, dtype, seed)
-        pristine, reference_inputs = self._copies(fresh)
+        pristine, reference_inputs = self._kept_and_reference_copy(fresh)
         outcome = self._call(fresh, reuse=slot)
         status, message, _ = self._judge(case, dtype, outcome, pristine, reference_inputs)
         if status != verdicts.PASS:
@@ -941,6 +941,17 @@ class Evaluation:
         with self._part("copies"):
             return clone_tree(inputs), clone_tree(inputs)
 
+    def _kept_and_reference_copy(self, inputs: list[Any]) -> tuple[list[Any], list[Any]]:
+        """``inputs`` drawn for one call, kept as the pristine set themselves, and a copy for
+        the reference. Nothing here writes a drawn set handed to the runner: it is packed into
+        the arena, and a reply that names one of its storages gets a copy (exchange.unpack).
+        A second copy held one more batch of inputs in the judge's device memory through the
+        call; on the H100 at d2f204b the stage of the after-timing calls (a timed case's size,
+        its inputs held four times over) set the judges' peak in 24 of 29 jobs, and a job's
+        memory decides how many share the device (job_memory.py)."""
+        with self._part("copies"):
+            return inputs, clone_tree(inputs)
+
     def _runnable(self) -> list[tuple[ShapeCase, str]]:
         spec, quirks = self.spec, self.backend.quirks
         for case in sorted(spec.cases_in(quirks.case_tiers), key=lambda c: c.heldout):
@@ -984,7 +995,7 @@ class Evaluation:
 
     def _trial(self, case: ShapeCase, dtype: str, seed: int) -> tuple[TrialRecord, Any]:
         inputs = self._draw(case, dtype, seed)
-        pristine, reference_inputs = self._copies(inputs)
+        pristine, reference_inputs = self._kept_and_reference_copy(inputs)
         record = TrialRecord(case=case_label(self.spec, case), tier=case.tier, dtype=dtype,
                              seed=seed, heldout=case.heldout,
                              params=None if case.heldout else dict(case.params))
