@@ -224,7 +224,7 @@ def compare(rows: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[str
                      f"mean {geometric_mean(ratios):.4f}; per operator p10 {quantile(0.1):.3f}, "
                      f"median {quantile(0.5):.3f}, p90 {quantile(0.9):.3f}")
         # Each operator's, lowest first: whether one run's spread covers another's is read
-        # per operator (issue 25's one-worker comparison), and the stores stay on the device.
+        # per operator (issue 25's one-worker comparison), from the output alone.
         lines.append("speedup ratio per operator (this / other): " + ", ".join(
             f"{op} {ratio:.3f}" for op, ratio in sorted(by_op.items(), key=lambda kv: kv[1])))
     return lines
