@@ -35,7 +35,10 @@ def test_no_timed_call_sees_a_tensor_in_a_state_an_earlier_call_saw():
         return x * 2
 
     calls = TimedCalls(kernel, counter, _sets(), sample=2, seed=5)
-    timer = WallClockTimer(TimingSettings(warmup_ms=1.0, rep_ms=3.0, min_repetitions=12),
+    # Exactly 12 repetitions whatever the machine's speed: with rep_ms=3 a first call slower
+    # than 3 ms (a loaded 2-core CI machine) took the slow-call path, 3 samples in all.
+    timer = WallClockTimer(TimingSettings(warmup_ms=1.0, rep_ms=1000.0, min_repetitions=12,
+                                          max_repetitions=12),
                            lambda: None, label="test")
     timer.measure(calls, prepare=calls.prepare)
     assert calls.count == len(seen) >= 12 and calls.launchless == 0
