@@ -124,29 +124,19 @@ def kgb(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
 # xdist 3.8 names a group by editing Item._nodeid, which pytest 9.2 no longer reads.)
 # The longest modules go first (whole `kgb run`s and sweeps): the workers then finish together
 # instead of one running a long module alone at the end.
+# Measured (seconds of test time on CI's machine): 270, 170, 120, 95, 80, 75, 70, 70, 65, ...
 # (2026-12-06: the reference sweep 360 s, test_serve.py about 100, the stored-baseline and
 # timed-worker modules about 65 each; left unlisted they ran last, alone, and the suite took
 # 945 s. Tenth session: the reference sweep, one module, kept one worker of three busy for about
 # 500 s while the suite took 1128 s; it is four modules now, reference_sweep.py says how.)
-# Ordered by seconds of test time (junit, `-n 3 --dist loadfile` on this 2-core machine,
-# 2026-12-07): 254, 137, 110, 97, 81, 71, 63, 62, 57, 55, 55, 55, 55, 52, 43, 42, 41, 41, 40,
-# 36, 36, 35, 34, 34; every other module took less than 31.
-LONG_FIRST = ("test_negative_controls.py", "test_kgb_source_kernelbench.py",
-              "test_adversarial.py", "test_scale_out.py", "test_benchmarks_cpu.py",
-              "test_reference_sweep_part3.py", "test_serve.py", "test_reference_sweep_part1.py",
-              "test_controls.py", "test_evaluation.py", "test_sweep.py", "test_baselines.py",
-              "test_reference_sweep_part2.py", "test_reference_sweep_part0.py", "test_reports.py",
-              "test_device_lock.py", "test_method_labels.py", "test_cli.py",
-              "test_agent_scaffolds.py", "test_device_memory_peak.py", "test_llm_method.py",
-              "test_ray_executor.py", "test_job_memory.py", "test_files_method.py")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """xdist (3.7 and later) hands out the modules with the most tests first unless told not
-    to, whatever order they were collected in: LONG_FIRST's few-test, slow modules then ran last,
-    alone, and the suite's last 11 % of tests took 7.5 of its 14 minutes (2026-12-07)."""
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False
+LONG_FIRST = ("test_reference_sweep_part3.py", "test_reference_sweep_part2.py",
+              "test_reference_sweep_part1.py", "test_negative_controls.py", "test_scale_out.py",
+              "test_cli.py", "test_serve.py", "test_benchmarks_cpu.py", "test_llm_method.py",
+              "test_reports.py", "test_kgb_source_kernelbench.py", "test_agent_scaffolds.py",
+              "test_method_labels.py", "test_baselines.py", "test_workers_per_device.py",
+              "test_command_method.py", "test_agent_presets.py", "test_sweep.py",
+              "test_agent_method.py", "test_kgb_source_gpumode.py",
+              "test_reference_sweep_part0.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
