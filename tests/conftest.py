@@ -79,12 +79,20 @@ def registry():
     return load_registry()
 
 
+# A module's evaluator keeps its one judge for all the module's jobs: the product replaces a
+# judge after ``max_jobs_per_worker`` (64) jobs, which cost test_negative_controls.py (915
+# jobs) 14 judge starts of 3.6 s each (5 s beside the suite's other workers). The replacement
+# itself is test_evaluation.py's test_a_judge_is_replaced_after_its_quota_of_jobs.
+SUITE_JOBS_PER_JUDGE = 100_000
+
+
 @pytest.fixture(scope="module")
 def unscreened_cpu_evaluator():
     """The same with the static screen off: what the run-time checks alone make of a
     candidate whose tricks the screen would refuse on sight (a test of those checks)."""
     backend = load_registry().backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False, screen=False)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False, screen=False,
+                                  max_jobs_per_worker=SUITE_JOBS_PER_JUDGE)
     with Evaluator.for_backend(backend, settings) as evaluator:
         yield evaluator
 
@@ -94,7 +102,8 @@ def unscreened_timed_cpu_evaluator():
     """The same with timing on: what the timing stage's checks make of a candidate that
     cheats only once it is timed (the CPU backend's few timed repetitions keep it cheap)."""
     backend = load_registry().backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=True, screen=False)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=True, screen=False,
+                                  max_jobs_per_worker=SUITE_JOBS_PER_JUDGE)
     with Evaluator.for_backend(backend, settings) as evaluator:
         yield evaluator
 
@@ -103,7 +112,8 @@ def unscreened_timed_cpu_evaluator():
 def cpu_evaluator():
     """One worker for a module's checks: reuse is part of what is under test."""
     backend = load_registry().backend("cpu")
-    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False)
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False,
+                                  max_jobs_per_worker=SUITE_JOBS_PER_JUDGE)
     with Evaluator.for_backend(backend, settings) as evaluator:
         yield evaluator
 

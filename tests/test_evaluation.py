@@ -61,6 +61,21 @@ def test_crashes_end_the_runner_not_the_judge(cpu_evaluator, registry):
     assert starts >= 1 and evaluator.worker_starts == starts
 
 
+
+def test_a_judge_is_replaced_after_its_quota_of_jobs(registry):
+    """``max_jobs_per_worker``: whatever a long-lived judge gathers is bounded by a new judge
+    now and then (the suite's module evaluators set it out of reach: conftest.py)."""
+    settings = EvaluationSettings(seeds=(0,), timeout_s=60, timing=False, max_jobs_per_worker=2)
+    raising = (KERNELS / "relu_raises.py").read_text()
+    with Evaluator.for_backend(registry.backend("cpu"), settings) as evaluator:
+        pids = []
+        for _ in range(3):
+            assert evaluator.evaluate("aten.relu", raising).verdict == verdicts.RUNTIME_ERROR
+            pids.append(evaluator.worker_pid)
+        assert evaluator.worker_starts == 2
+    # The first judge answered two jobs and was gone; a second answered the third.
+    assert pids[0] is not None and pids[1] is None and pids[2] not in (None, pids[0])
+
 def test_a_hanging_candidate_times_out_and_the_next_one_runs(registry):
     backend = registry.backend("cpu")
     settings = EvaluationSettings(seeds=(0,), timeout_s=5, timing=False,
