@@ -532,6 +532,11 @@ def main() -> None:
     parser.add_argument("--whole-repetition-budget", action="store_true",
                         help="count the timer's budgets in a whole repetition's time, its "
                              "prepare and flush included (TimingSettings)")
+    parser.add_argument("--device-lead", action="store_true",
+                        help="queue device time before each timed call's start event, as "
+                             "long as the host takes to issue the call (TimingSettings."
+                             "device_lead): the runner's recorded host work then stays out "
+                             "of the timed region")
     parser.add_argument("--timing-gather-s", type=float, default=0.0,
                         help="as kgb run --timing-gather-s (DeviceLock.gather_s)")
     parser.add_argument("--median-floor", type=int, default=0,
@@ -575,6 +580,8 @@ def main() -> None:
     if args.whole_repetition_budget:
         config.timing_settings = {**(config.timing_settings or {}),
                                   "whole_repetition_budget": True}
+    if args.device_lead:
+        config.timing_settings = {**(config.timing_settings or {}), "device_lead": True}
     plan = plan_sweep(config, registry)
     print(f"full sweep: {len(op_ids)} operators, backend {plan.backend.label}, "
           f"{args.workers_per_device} worker(s) per device, timing "
