@@ -40,8 +40,16 @@ class NvidiaBackend(TorchDeviceBackend):
             case_tiers=(SMALL, LARGE),
             timed_tiers=(LARGE,),
         ),
+        # With the device lead (TimingSettings.device_lead): the runner's recorded call takes
+        # the host 0.5-2 ms to issue, longer than the L2 flush and a small kernel, so without
+        # it the device waited for the launch inside the timed region, by as much as the
+        # host's load allowed. On the H100 with 8 workers (benchmarks/RESULTS.md, twenty-second
+        # session) two passes of the same sweep without it differed by 0.85-1.90 per operator
+        # (p10-p90; aten.abs read 0.36 of torch's speed, aten.arange 0.22), with it by
+        # 0.998-1.023 and aten.abs at torch's speed; KernelBench's problems with it matched
+        # Triton's do_bench (geometric mean 0.740 against 0.733).
         default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
-                                        max_repetitions=1000),
+                                        max_repetitions=1000, device_lead=True),
         # Not yet shown on hardware that the CUDA driver and Triton start no threads of their own
         # during a first launch; until it is, only Python-made threads count as deferred work here.
         watch_os_threads=False,

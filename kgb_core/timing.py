@@ -53,9 +53,9 @@ class TimingSettings:
     slow_call_budget_ms: float = 2000.0
     # Before each timed call's start event, queue as much device time as the host takes to
     # issue one call (EventTimer, where the device module can sleep): the host's work, kgb's
-    # recorders included, then never leaves the device idle inside the timed region. Off by
-    # default until measured against do_bench on a GPU (benchmarks/timer_fidelity.py
-    # --recorders; benchmarks/RESULTS.md, sixth session of 2026-12-05, says why).
+    # recorders included, then never leaves the device idle inside the timed region. On in
+    # the NVIDIA backend's defaults, where a sweep measured it (kgb_backends/nvidia.py says
+    # what); off here, for backends where no one has.
     device_lead: bool = False
     # Repetitions that stop when the median is known: with a bound above 0, repetitions are
     # taken in batches (median_floor first, then as many again each time) until the median's
