@@ -133,7 +133,11 @@ def kgb(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
 # built once, not once per worker. (--dist loadgroup with xdist_group marks did not group them:
 # xdist 3.8 names a group by editing Item._nodeid, which pytest 9.2 no longer reads.)
 # The longest modules go first (whole `kgb run`s and sweeps): the workers then finish together
-# instead of one running a long module alone at the end.
+# instead of one running a long module alone at the end. Since xdist 3.7 the scheduler hands
+# out the modules with the most tests first, so this order only breaks its ties. Turning that
+# reordering off, so that this order ruled, made the suite slower both times it was measured
+# (clean clone 973 s against 943 s; here 870 s against 804-842 s, 2026-12-07): the suite keeps
+# both cores busy to its last 20 s either way, so its total work is what bounds it.
 # Measured (seconds of test time on CI's machine): 270, 170, 120, 95, 80, 75, 70, 70, 65, ...
 # (2026-12-06: the reference sweep 360 s, test_serve.py about 100, the stored-baseline and
 # timed-worker modules about 65 each; left unlisted they ran last, alone, and the suite took
