@@ -45,9 +45,10 @@ class NvidiaBackend(TorchDeviceBackend):
         # it the device waited for the launch inside the timed region, by as much as the
         # host's load allowed. On the H100 with 8 workers (benchmarks/RESULTS.md, twenty-second
         # session) two passes of the same sweep without it differed by 0.85-1.90 per operator
-        # (p10-p90; aten.abs read 0.36 of torch's speed, aten.arange 0.22), with it by
-        # 0.998-1.023 and aten.abs at torch's speed; KernelBench's problems with it matched
-        # Triton's do_bench (geometric mean 0.740 against 0.733).
+        # (p10-p90; aten.arange read 0.27 of torch's speed, aten.argmin 0.26), with it by
+        # 0.998-1.023 (aten.arange 6.8, aten.argmin 0.98, aten.abs at torch's speed);
+        # KernelBench's problems with it matched Triton's do_bench (geometric mean 0.740
+        # against 0.733).
         default_timing=TimingSettings(warmup_ms=25.0, rep_ms=100.0, min_repetitions=10,
                                         max_repetitions=1000, device_lead=True),
         # Not yet shown on hardware that the CUDA driver and Triton start no threads of their own

@@ -61,7 +61,6 @@ def test_crashes_end_the_runner_not_the_judge(cpu_evaluator, registry):
     assert starts >= 1 and evaluator.worker_starts == starts
 
 
-
 def test_a_judge_is_replaced_after_its_quota_of_jobs(registry):
     """``max_jobs_per_worker``: whatever a long-lived judge gathers is bounded by a new judge
     now and then (the suite's module evaluators set it out of reach: conftest.py)."""
@@ -75,6 +74,7 @@ def test_a_judge_is_replaced_after_its_quota_of_jobs(registry):
         assert evaluator.worker_starts == 2
     # The first judge answered two jobs and was gone; a second answered the third.
     assert pids[0] is not None and pids[1] is None and pids[2] not in (None, pids[0])
+
 
 def test_a_hanging_candidate_times_out_and_the_next_one_runs(registry):
     backend = registry.backend("cpu")
