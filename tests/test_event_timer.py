@@ -159,3 +159,28 @@ def test_a_whole_repetition_is_timed_from_before_its_prepare():
     timer._prepare = lambda: time.sleep(0.004)
     assert timer.time_whole_once_ms(lambda: time.sleep(0.001)) >= 4.5
     assert timer.time_once_ms(lambda: time.sleep(0.001)) < 4.0
+
+
+def test_the_nvidia_backend_times_with_the_lead_by_default(monkeypatch):
+    """The NVIDIA backend's timers, made as the judge and runner make them (``Timers``, a
+    run's settings over the backend's defaults), spin the device before each timed call: the
+    runner's recorded call issues for longer than a small kernel runs (benchmarks/RESULTS.md,
+    twenty-second session). Here torch.cuda is the stand-in device module."""
+    from kgb_core.plugins import load_registry
+    from kgb_core.timing import Timers
+
+    nvidia = load_registry().backend("nvidia")
+    device = _SleepingDevice()
+    monkeypatch.setattr(type(nvidia), "device_module", lambda self: device)
+    monkeypatch.setattr(type(nvidia), "flush_bytes", 0)  # no CUDA buffer to zero here
+    timers = Timers(nvidia)
+    timer = timers.get({})
+    assert timer.label == "cuda-events+l2-flush+host-lead"
+    timer.time_repetitions_ms(lambda: time.sleep(0.001), 2)
+    # The clock calibrated once, then a lead before each of the two timed calls, about 1.5
+    # times the host's 1 ms (the fake clock: 1 ns a cycle, as a loaded host sleeps it).
+    assert device.log[0] == ("sleep", 1_000_000)
+    (kind, cycles), second = device.log[1:]
+    assert kind == "sleep" and second == (kind, cycles) and cycles > 0.75e6
+    # A run can still turn it off.
+    assert timers.get({"device_lead": False}).label == "cuda-events+l2-flush"
