@@ -165,7 +165,7 @@ def test_the_nvidia_backend_times_with_the_lead_by_default(monkeypatch):
     """The NVIDIA backend's timers, made as the judge and runner make them (``Timers``, a
     run's settings over the backend's defaults), spin the device before each timed call: the
     runner's recorded call issues for longer than a small kernel runs (benchmarks/RESULTS.md,
-    twenty-second session). Here torch.cuda is the stand-in device module."""
+    twenty-second session). A stand-in device module takes torch.cuda's place here."""
     from kgb_core.plugins import load_registry
     from kgb_core.timing import Timers
 
