@@ -35,8 +35,9 @@ profiler range around every launch). It is judged like kgb's: within 3 % of do_b
 event loop. Diagnostic clocks split its cost: **recorded + probe** adds the device-state
 probe at every launch (as checked calls have it), **modes only** drops the profiler, and
 **profiler only** is torch's profiler alone (the runner's ``OpProfile``, no mode recorder).
-**recorded + lead** (GPU only) is kgb recorded with ``TimingSettings.device_lead``: the device
-spins before each start event as long as the host takes to issue a call.
+**recorded, other lead** (GPU only) is kgb recorded with ``TimingSettings.device_lead`` the
+other way than the backend's default (on for NVIDIA since 2026-12-07: the device spins before
+each start event as long as the host takes to issue a call), so the table shows what it moves.
 
 ``--whole-repetition-budget`` adds **kgb, whole-repetition budget**: kgb's timer counting its
 warm-up and repetition budgets in a whole repetition's time, the flush before the call with the
@@ -68,10 +69,11 @@ TARGET_CV = 0.02
 # Shown for the difference they explain, not judged: kgb's old protocol (before 4e72f2f), and
 # kgb's timer under parts of the runner's recorders (--recorders).
 DIAGNOSTIC_CLOCKS = ("synced loop", "recorded + probe", "modes only", "profiler only",
-                     "recorded + lead")
+                     "recorded, other lead")
 # kgb's timer with TimingSettings.whole_repetition_budget (--whole-repetition-budget).
 WHOLE = "kgb, whole-repetition budget"
-RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only", "profiler only", "recorded + lead")
+RECORDED_DIAGNOSTICS = ("recorded + probe", "modes only", "profiler only",
+                        "recorded, other lead")
 HOST_CALLS = 50
 FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -351,12 +353,12 @@ def measure(backend_name: str, runs: int, only: list[str] | None,
         clocks["event loop"] = lambda fn: cuda_event_loop(fn, device)
         clocks["synced loop"] = lambda fn: cuda_event_loop(fn, device, synchronize_each=True)
         if recorders:
-            # Diagnostic: recorded, with the device lead (TimingSettings.device_lead): does
-            # spinning the device as long as the host takes per call bring the recorded clock
-            # back to do_bench on short kernels?
-            lead_timer = backend.make_timer(dataclasses.replace(settings, device_lead=True))
-            clocks["recorded + lead"] = lambda fn: recorded_median_ms(lead_timer, counter, fn,
-                                                                      None)
+            # Diagnostic: recorded, with the device lead (TimingSettings.device_lead) the other
+            # way: what spinning the device as long as the host takes per call moves.
+            other = dataclasses.replace(settings, device_lead=not settings.device_lead)
+            other_timer = backend.make_timer(other)
+            clocks["recorded, other lead"] = lambda fn: recorded_median_ms(other_timer, counter,
+                                                                           fn, None)
     else:
         clocks["perf_counter loop"] = perf_counter_loop
     kernels = gpu_kernels() if gpu else cpu_kernels()

@@ -135,6 +135,124 @@ def test_without_the_setting_or_a_device_sleep_there_is_no_lead():
     assert len(no_sleep.time_repetitions_ms(lambda: None, 3)) == 3
 
 
+class _QueuedDevice:
+    """A device with a queue, on virtual clocks in microseconds: the host's moves when the
+    host works (``host_work``, and while it waits in a synchronize), the device's as it runs
+    its queued work, each piece once the device is free and the host has issued it. Its
+    events answer ``query`` as CUDA's do: whether the device has run past them yet."""
+
+    cycles_per_us = 1000.0  # a 1 GHz clock for _sleep
+
+    def __init__(self) -> None:
+        self.host_us = 0.0
+        self.device_free_us = 0.0
+        self.leads_us: list[float] = []
+        device = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                self.at = 0.0
+
+            def record(self) -> None:
+                self.at = device._enqueue(0.0)
+
+            def query(self) -> bool:
+                return self.at <= device.host_us
+
+            def synchronize(self) -> None:
+                device.host_us = max(device.host_us, self.at)
+
+            def elapsed_time(self, end: "Event") -> float:
+                return (end.at - self.at) / 1e3
+
+        self.Event = Event
+
+    def _enqueue(self, device_us: float) -> float:
+        self.device_free_us = max(self.device_free_us, self.host_us) + device_us
+        return self.device_free_us
+
+    def host_work(self, us: float) -> None:
+        self.host_us += us
+
+    def kernel(self, us: float) -> None:
+        self._enqueue(us)
+
+    def _sleep(self, cycles: int) -> None:
+        self.leads_us.append(cycles / self.cycles_per_us)
+        self._enqueue(cycles / self.cycles_per_us)
+
+    def synchronize(self) -> None:
+        self.host_us = max(self.host_us, self.device_free_us)
+
+
+def _led_timer(device: _QueuedDevice, monkeypatch) -> EventTimer:
+    """An event timer with the lead on ``device``, its host clock the device's virtual one."""
+    import kgb_core.timing
+
+    monkeypatch.setattr(kgb_core.timing, "time",
+                        types.SimpleNamespace(perf_counter=lambda: device.host_us / 1e6))
+    settings = TimingSettings(warmup_ms=0.0, rep_ms=5.0, min_repetitions=3, device_lead=True)
+    return EventTimer(settings, device, "cpu", flush_bytes=0, label="queued")
+
+
+def test_a_lead_the_host_outran_is_grown_and_its_call_not_kept(monkeypatch):
+    """The lead is measured before the batch; a host that gets busier after it (the first job
+    on a fresh machine, judges starting beside it) issues the call after the lead ran out,
+    and the device's wait would be timed as the kernel's."""
+    device = _QueuedDevice()
+    timer = _led_timer(device, monkeypatch)
+    issues_us = iter([100.0] * 3 + [2000.0] * 100)  # fast while the lead is measured
+
+    def kernel():  # 2 ms of host work, then 10 us on the device
+        device.host_work(next(issues_us))
+        device.kernel(10.0)
+
+    samples = timer.time_repetitions_ms(kernel, 5)
+    assert len(samples) == 5
+    assert all(abs(sample - 0.010) < 1e-9 for sample in samples), samples
+    first_lead, *grown = device.leads_us[1:]  # [0] calibrates the clock
+    assert 140 <= first_lead <= 160  # 1.5 times the 100 us measured
+    assert grown and min(grown) >= 2000  # then long enough for the busier host
+    assert len(grown) == 5  # one call, the outrun one, queued and not kept
+
+
+def test_without_the_check_the_outrun_lead_times_the_host(monkeypatch):
+    """The same device and calls with events that cannot be queried: the control that shows
+    what the check above prevents."""
+    device = _QueuedDevice()
+    timer = _led_timer(device, monkeypatch)
+    del device.Event.query
+    issues_us = iter([100.0] * 3 + [2000.0] * 100)
+
+    def kernel():
+        device.host_work(next(issues_us))
+        device.kernel(10.0)
+
+    samples = timer.time_repetitions_ms(kernel, 5)
+    assert min(samples) > 1.8  # the host's 2 ms, not the kernel's 10 us
+
+
+def test_a_call_that_waits_for_the_device_grows_the_lead_no_further_than_its_ceiling(
+        monkeypatch):
+    """A call that synchronizes inside always finds its start event passed; the lead grows to
+    the ceiling and then its calls are kept, every one of the count asked."""
+    from kgb_core.timing import _LEAD_CEILING_US
+
+    device = _QueuedDevice()
+    timer = _led_timer(device, monkeypatch)
+
+    def kernel():
+        device.host_work(50.0)
+        device.kernel(10.0)
+        device.synchronize()
+
+    samples = timer.time_repetitions_ms(kernel, 20)
+    assert len(samples) == 20
+    leads = device.leads_us[1:]
+    assert max(leads) == _LEAD_CEILING_US
+    assert len(leads) <= 20 + 8  # a few outrun calls while it grew, not one per sample
+
+
 def _repetitions(timer) -> int:
     """Repetitions of a 1 ms call with 4 ms of prepare before each (the runner's new input
     values): with rep_ms 20, the call alone divides the budget into 20, a whole one into 4."""
