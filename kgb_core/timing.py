@@ -53,9 +53,10 @@ class TimingSettings:
     slow_call_budget_ms: float = 2000.0
     # Before each timed call's start event, queue as much device time as the host takes to
     # issue one call (EventTimer, where the device module can sleep): the host's work, kgb's
-    # recorders included, then never leaves the device idle inside the timed region. On in
-    # the NVIDIA backend's defaults, where a sweep measured it (kgb_backends/nvidia.py says
-    # what); off here, for backends where no one has.
+    # recorders included, then never leaves the device idle inside the timed region (a call
+    # whose start event the device passed before the host issued it is not kept, and the
+    # lead grows: EventTimer._led_pairs). On in the NVIDIA backend's defaults, where a sweep
+    # measured it (kgb_backends/nvidia.py says what); off here, for backends where no one has.
     device_lead: bool = False
     # Repetitions that stop when the median is known: with a bound above 0, repetitions are
     # taken in batches (median_floor first, then as many again each time) until the median's
