@@ -453,12 +453,14 @@ def candidate_timings(rows: list[dict[str, Any]]) -> str:
     median and 90th percentile over the timed cases. What a shorter hold alone would have to
     take fewer of, or make cheaper."""
     reps, medians, per_rep = [], [], []
+    outran = 0  # cases with calls the host issued after their device lead ran out
     for detail in (row_detail(row) for row in rows):
         for timing in detail.get("timings") or ():
             candidate = timing.get("candidate") or {}
             count = int(candidate.get("repetitions") or 0)
             if not count:
                 continue
+            outran += bool(candidate.get("lead_outruns"))
             reps.append(count)
             medians.append(float(candidate.get("median_ms") or 0.0))
             calls = ((timing.get("hold_s") or {}).get("runner") or {}).get("timed calls")
@@ -474,7 +476,8 @@ def candidate_timings(rows: list[dict[str, Any]]) -> str:
 
     return (f"candidate timings ({len(reps)} cases): repetitions {spread(reps, '', 'd')}; "
             f"kernel time {spread(medians)}; runner's timed calls per repetition "
-            + (spread(per_rep) if per_rep else "not recorded"))
+            + (spread(per_rep) if per_rep else "not recorded")
+            + f"; cases with a call that outran its device lead {outran}")
 
 
 def device_bound(rows: list[dict[str, Any]], workers_per_device: int, devices: int = 1) -> str:

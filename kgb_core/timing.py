@@ -97,6 +97,9 @@ class Timing:
     cv: float
     repetitions: int
     label: str
+    # Calls queued but not kept because the host issued them after their device lead had run
+    # out (EventTimer._led_pairs): a diagnostic, no verdict or speedup reads it.
+    lead_outruns: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -126,6 +129,7 @@ class Timer(ABC):
     def __init__(self, settings: TimingSettings) -> None:
         self.settings = settings
         self._prepare: Callable[[], Any] | None = None
+        self._lead_outruns = 0  # in the measurement under way (Timing.lead_outruns)
 
     @abstractmethod
     def time_once_ms(self, fn: Callable[[], Any]) -> float:
@@ -154,6 +158,7 @@ class Timer(ABC):
         baseline that loops in Python spends 20 s in it on the H100 (checker.py,
         ``Evaluation._warm_baselines``)."""
         self._prepare = prepare
+        self._lead_outruns = 0
         try:
             return self._measure(fn, warmed)
         finally:
@@ -252,6 +257,7 @@ class Timer(ABC):
             cv=coefficient_of_variation(samples),
             repetitions=repetitions,
             label=self.label,
+            lead_outruns=self._lead_outruns,
         )
 
 
@@ -349,6 +355,7 @@ class EventTimer(Timer):
             issued = time.perf_counter()
             pair = self._queue_one(fn, lead)
             if lead < ceiling and _already_passed(pair[0]):
+                self._lead_outruns += 1
                 issue_us = (time.perf_counter() - issued) * 1e6
                 grown = max(2 * lead, 1.5 * issue_us * self._device_cycles_per_us())
                 lead = int(min(ceiling, grown))

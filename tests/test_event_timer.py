@@ -216,6 +216,24 @@ def test_a_lead_the_host_outran_is_grown_and_its_call_not_kept(monkeypatch):
     assert len(grown) == 5  # one call, the outrun one, queued and not kept
 
 
+def test_a_timing_counts_the_calls_that_outran_their_lead(monkeypatch):
+    device = _QueuedDevice()
+    timer = _led_timer(device, monkeypatch)
+    timer.settings = TimingSettings(warmup_ms=0.05, rep_ms=10.0, min_repetitions=5,
+                                    max_repetitions=5, device_lead=True)
+    # A lead measured while the host was quicker than it is now: 150 us for 2 ms of issue.
+    monkeypatch.setattr(timer, "_lead_cycles", lambda fn: int(150 * device.cycles_per_us))
+
+    def kernel():
+        device.host_work(2000.0)
+        device.kernel(10.0)
+
+    timing = timer.measure(kernel)
+    assert timing.repetitions == 5 and abs(timing.median_ms - 0.010) < 1e-9
+    assert timing.lead_outruns == 1
+    assert timer.measure(kernel).lead_outruns == 1  # counted per measurement
+
+
 def test_without_the_check_the_outrun_lead_times_the_host(monkeypatch):
     """The same device and calls with events that cannot be queried: the control that shows
     what the check above prevents."""

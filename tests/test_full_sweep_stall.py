@@ -198,18 +198,20 @@ def test_the_summary_says_where_the_shared_steps_seconds_went_per_step():
 def test_the_summary_spreads_the_candidates_repetitions_and_seconds_per_repetition():
     candidate_timings = _full_sweep_module().candidate_timings
 
-    def timed(reps: int, median_ms: float, calls_s: float) -> dict:
-        return {"candidate": {"repetitions": reps, "median_ms": median_ms},
+    def timed(reps: int, median_ms: float, calls_s: float, outruns: int = 0) -> dict:
+        return {"candidate": {"repetitions": reps, "median_ms": median_ms,
+                              "lead_outruns": outruns},
                 "hold_s": {"runner": {"timed calls": calls_s}}}
 
     rows = [{"op": "aten.neg", "detail": json.dumps({"timings": [
-                timed(20, 0.01, 0.02), timed(40, 0.02, 0.08)]})},
+                timed(20, 0.01, 0.02, outruns=2), timed(40, 0.02, 0.08)]})},
             {"op": "aten.mm", "detail": json.dumps({"timings": [timed(1000, 1.0, 2.0)]})}]
     said = candidate_timings(rows)
     # Per repetition: 1 ms, 2 ms, 2 ms.
     assert said == ("candidate timings (3 cases): repetitions median 40, 90th percentile 1000; "
                     "kernel time median 0.02 ms, 90th percentile 1 ms; runner's timed calls "
-                    "per repetition median 2 ms, 90th percentile 2 ms"), said
+                    "per repetition median 2 ms, 90th percentile 2 ms; cases with a call "
+                    "that outran its device lead 1"), said
     assert "none recorded" in candidate_timings([{"op": "aten.abs", "detail": "{}"}])
 
 
