@@ -344,21 +344,25 @@ class EventTimer(Timer):
         the first job on a freshly started H100, seven judges starting beside it, read
         2.4 times slow; benchmarks/RESULTS.md, twenty-second session). Such a call is queued
         but not kept, and the lead grows: at least doubled, and at least 1.5 times that
-        call's issue, up to ``_LEAD_CEILING_US``. Past it, the calls are kept as they come:
-        a call that waits for the device (a synchronize inside it) always finds its start
-        event passed, however long the lead.
+        call's issue, up to ``_LEAD_CEILING_US``. A call that outruns even that waits for the
+        device itself (a synchronize inside it finds its start event passed however long the
+        lead): the lead goes back to the one measured, and the calls are kept as they come.
         """
-        lead = self._lead_cycles(fn)
+        measured = lead = self._lead_cycles(fn)
         ceiling = int(_LEAD_CEILING_US * self._device_cycles_per_us())
+        growing = True
         kept: list[tuple[Any, Any]] = []
         while len(kept) < count:
             issued = time.perf_counter()
             pair = self._queue_one(fn, lead)
-            if lead < ceiling and _already_passed(pair[0]):
+            if growing and _already_passed(pair[0]):
                 self._lead_outruns += 1
-                issue_us = (time.perf_counter() - issued) * 1e6
-                grown = max(2 * lead, 1.5 * issue_us * self._device_cycles_per_us())
-                lead = int(min(ceiling, grown))
+                if lead >= ceiling:
+                    growing, lead = False, measured
+                else:
+                    issue_us = (time.perf_counter() - issued) * 1e6
+                    grown = max(2 * lead, 1.5 * issue_us * self._device_cycles_per_us())
+                    lead = int(min(ceiling, grown))
                 continue
             kept.append(pair)
         return kept  # the last call queued is kept: the batch's synchronize waits for all

@@ -253,7 +253,8 @@ def test_without_the_check_the_outrun_lead_times_the_host(monkeypatch):
 def test_a_call_that_waits_for_the_device_grows_the_lead_no_further_than_its_ceiling(
         monkeypatch):
     """A call that synchronizes inside always finds its start event passed; the lead grows to
-    the ceiling and then its calls are kept, every one of the count asked."""
+    the ceiling, then goes back to the one measured (more would only spend device time), and
+    the calls are kept, every one of the count asked."""
     from kgb_core.timing import _LEAD_CEILING_US
 
     device = _QueuedDevice()
@@ -269,6 +270,7 @@ def test_a_call_that_waits_for_the_device_grows_the_lead_no_further_than_its_cei
     leads = device.leads_us[1:]
     assert max(leads) == _LEAD_CEILING_US
     assert len(leads) <= 20 + 8  # a few outrun calls while it grew, not one per sample
+    assert leads[-20:] == [leads[0]] * 20  # every kept call after the lead first measured
 
 
 def _repetitions(timer) -> int:
