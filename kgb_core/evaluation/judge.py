@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import faulthandler
 import gc
 import json
 import os
@@ -370,6 +369,24 @@ def _baselines(backend: Any) -> "BaselineCache":
                          recheck=float(os.environ.get(RECHECK_VARIABLE) or 0.0))
 
 
+def _write_stacks(signum: int, frame: Any) -> None:
+    """Every thread's stack, innermost call first, to the log (stderr), as faulthandler
+    writes them. Run by Python in the main thread between two bytecodes, while every other
+    thread's frames stand still: faulthandler's own dump reads them from inside the signal,
+    while they run, and one of eight judges asked so on the H100 died of SIGSEGV, its job
+    stored as crashed (benchmarks/RESULTS.md, twenty-third session). A main thread inside a
+    long C call (a device synchronize) writes them once it returns."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    parts = []
+    for ident, top in sys._current_frames().items():
+        lines = [f'  File "{where.filename}", line {where.lineno} in {where.name}'
+                 for where in reversed(traceback.extract_stack(top))]
+        parts.append(f"Thread {ident:#018x} ({names.get(ident, 'not a Python thread')}, "
+                     f"most recent call first):\n" + "\n".join(lines))
+    sys.stderr.write("\n\n".join(parts) + "\n")
+    sys.stderr.flush()
+
+
 def main() -> int:
     channel = os.fdopen(int(os.environ["KGB_RESULT_FD"]), "w", buffering=1)
     _watch_lifeline()
@@ -378,7 +395,7 @@ def main() -> int:
     judge_status.configure(os.path.join(os.getcwd(), judge_status.STATUS_NAME))
     # SIGUSR1 writes every thread's stack to the judge's log (Evaluator.ask_for_stacks): what a
     # stalled sweep's judges wait on, read without stopping them.
-    faulthandler.register(STACKS_SIGNAL, all_threads=True)
+    signal.signal(STACKS_SIGNAL, _write_stacks)
     _not_dumpable()
     try:
         judge = Judge.from_environment()
