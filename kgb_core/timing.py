@@ -347,6 +347,12 @@ class EventTimer(Timer):
         call's issue, up to ``_LEAD_CEILING_US``. A call that outruns even that waits for the
         device itself (a synchronize inside it finds its start event passed however long the
         lead): the lead goes back to the one measured, and the calls are kept as they come.
+
+        A candidate cannot choose which of its calls count by dawdling on the host: each call
+        it gets dropped so grows the lead, so a batch drops at most log2(4 ms over the
+        measured lead) + 1 calls (3 or 4 for a runner's recorded call, whose lead is 0.75-3
+        ms): fewer than the untimed warm-up calls it gets anyway. And every call's output,
+        dropped or kept, may be the sampled one.
         """
         measured = lead = self._lead_cycles(fn)
         ceiling = int(_LEAD_CEILING_US * self._device_cycles_per_us())
