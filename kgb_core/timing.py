@@ -366,9 +366,8 @@ class EventTimer(Timer):
                 if lead >= ceiling:
                     growing, lead = False, measured
                 else:
-                    issue_us = (time.perf_counter() - issued) * 1e6
-                    grown = max(2 * lead, 1.5 * issue_us * self._device_cycles_per_us())
-                    lead = int(min(ceiling, grown))
+                    grown = max(2 * lead, self._lead_for(time.perf_counter() - issued))
+                    lead = min(ceiling, grown)
                 continue
             kept.append(pair)
         return kept  # the last call queued is kept: the batch's synchronize waits for all
@@ -399,7 +398,11 @@ class EventTimer(Timer):
             self._queue_one(fn)
             longest = max(longest, time.perf_counter() - started)
         self._device_module.synchronize()
-        return int(1.5 * longest * 1e6 * self._device_cycles_per_us())
+        return self._lead_for(longest)
+
+    def _lead_for(self, issue_s: float) -> int:
+        """The lead that covers a host issue of ``issue_s`` seconds: 1.5 times it, in cycles."""
+        return int(1.5 * issue_s * 1e6 * self._device_cycles_per_us())
 
     def _device_cycles_per_us(self) -> float:
         """The device's clock, measured once: a known spin between two events."""
