@@ -120,7 +120,10 @@ def test_a_device_lead_spins_as_long_as_the_host_takes_before_each_start_event()
     timed = device.log[4:]
     assert [kind for kind, _ in timed] == ["sleep", "call"] * 4
     cycles = timed[0][1]
-    assert 1.5 * 2e-3 * 1e9 * 0.5 < cycles < 1.5 * 2e-3 * 1e9 * 4  # 1.5 x the host's 2 ms
+    # 1.5 x the host's 2 ms (or more, on a loaded machine), on the clock the timer measured:
+    # a loaded host oversleeps the calibration's spin too, so the nominal 1 ns a cycle is off
+    lead_us = cycles / timer._cycles_per_us
+    assert 1.5 * 2e3 * 0.99 <= lead_us < 1.5 * 2e3 * 10
     assert all(c == cycles for kind, c in timed if kind == "sleep")
 
 
