@@ -62,6 +62,10 @@ class LaunchCounter:
         # Host seconds inside Triton's launch path since the last reset, compiling included (a
         # diagnostic for the judge's record of a call: no verdict reads it).
         self.launch_s = 0.0
+        # Of launch_s, the seconds Triton spent compiling new specializations (JITFunction's
+        # ``_do_compile``, Triton 3.4 on; zero where it has none): what of a check step held
+        # shared is host work the device waits on (a diagnostic; no verdict reads it).
+        self.compile_s = 0.0
         self._installed = False
 
     @classmethod
@@ -81,6 +85,7 @@ class LaunchCounter:
         self.mode_violations = []
         self.state_violations = []
         self.launch_s = 0.0
+        self.compile_s = 0.0
 
     def check_limits(self, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> str | None:
         """Why this launch exceeds the backend's limits, or None when it does not."""
@@ -106,6 +111,7 @@ class LaunchCounter:
         self.arguments = LaunchArguments()
         for cls in launch_classes():
             _wrap_run(cls, self)
+            _time_compiles(cls, self)
         self._installed = True
 
     def note_launch(self, kernel_name: str) -> None:
@@ -302,6 +308,25 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
                 self.pre_run_hooks = hooks
 
     cls.run = counted_run
+
+
+def _time_compiles(cls: type, counter: LaunchCounter) -> None:
+    """Add the seconds of each of ``cls``'s compiles to ``counter.compile_s``, where the class
+    compiles through ``_do_compile`` (JITFunction from Triton 3.4; the interpreter compiles
+    nothing). A candidate may rebind it: the number is a diagnostic, not a check."""
+    original = getattr(cls, "_do_compile", None)
+    if original is None:
+        return
+
+    @functools.wraps(original)
+    def timed_compile(self: Any, *args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            counter.compile_s += time.perf_counter() - began
+
+    cls._do_compile = timed_compile
 
 
 def _resolve_grid(fn: Any, grid: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> Any:

@@ -378,6 +378,8 @@ class Runner:
                            # Of the call: inside Triton's launches (compiling a new
                            # specialization included), on the host.
                            "launches": round(self.counter.launch_s, 4),
+                           # Of the launches: compiling.
+                           "compile": round(self.counter.compile_s, 4),
                            "reply": round(time.perf_counter() - called, 4)}}
 
     def _time_request(self, request: dict[str, Any]) -> dict[str, Any]:
