@@ -23,6 +23,7 @@
 # still owes a GPU, one step), ops (chosen references, KGB_OPS_ARGS, KGB_OPS_REPEAT times), serve (serve_load.py, KGB_SERVE_ARGS),
 # fullsweep (benchmarks/full_sweep.py: KGB_FULL_WORKERS, KGB_FULL_DEADLINE_S, KGB_FULL_AGAIN, KGB_FULL_ARGS, KGB_FULL_KEEP_BASELINES),
 # passes (full_sweep.py passes in a row, KGB_PASSES: the one-worker comparison, the multi-sample run),
+# compileahead (compile_ahead_probe.py: the GPU's compiles against a cache filled without it, KGB_COMPILE_AHEAD_ARGS),
 # kernelbench (benchmarks/kernelbench_checks.py: issue 23's problems and cheats beside an in-process check),
 # KGB_COMMIT (recorded in environment.txt), KGB_BASELINE_TREE (the cost step's older checkout), KGB_COST_ARGS (more worker_overhead.py arguments, e.g. --skip-fresh); startup (runner_startup.py and sandbox_probe.py); l2 (l2_persistence.py); corpus (anticheat_corpus.py alone, GPU cheats included). Carry .device to resume a sweep, and take the
 # store that came back (h200.db) into .device before the next call. Carry .whl
@@ -187,6 +188,14 @@ for step in $steps; do
             --compare .device/full-1.db ${KGB_FULL_ARGS:-} > "$OUT/full_sweep_again.txt" 2>&1
         echo "again exit $?" >> "$OUT/full_sweep_again.txt"
       fi ;;
+    compileahead)
+      # Whether the runner's compiles on the GPU find the kernels compiled ahead without one
+      # (benchmarks/compile_ahead_probe.py; KGB_COMPILE_AHEAD_ARGS: --op OP, repeatable).
+      # shellcheck disable=SC2086
+      timeout "${KGB_STEP_TIMEOUT_S:-420}" python3 benchmarks/compile_ahead_probe.py \
+          ${KGB_COMPILE_AHEAD_ARGS:---op aten.add --op aten.relu --op vllm.rms_norm --op vllm.cutlass_scaled_mm --op cublas.cublasStrmv_v2} \
+          > "$OUT/compile_ahead.txt" 2>&1
+      echo "compileahead exit $?" >> "$OUT/compile_ahead.txt" ;;
     passes)
       # Several full_sweep.py passes in a row, each against the carried baselines and peaks
       # (.device/baselines.sqlite): KGB_PASSES holds "NAME DEADLINE_S ARGS..." per pass,
