@@ -139,3 +139,20 @@ def test_an_autotuned_kernel_compiles_every_config_and_benchmarks_none(tmp_path)
     assert report["stopped"] == [] and report["restored"], report
     assert report["compiled"] == 2, report
     assert len(_cubins(tmp_path / "cache")) == 2
+
+
+def test_a_meta_copy_keeps_what_triton_specializes_on():
+    """Shape, strides, dtype, and the storage offset: Triton specializes a pointer on its
+    address modulo 16, and a view one element in is not aligned where its base is."""
+    import torch
+
+    from kgb_core.evaluation.compile_ahead import meta_like
+
+    base = torch.zeros(8, 33, dtype=torch.float16)
+    view = base[:, 1:].t()
+    copied = meta_like([view, {"n": 7}])
+    meta = copied[0]
+    assert meta.device.type == "meta" and copied[1] == {"n": 7}
+    assert (meta.shape, meta.stride(), meta.dtype) == (view.shape, view.stride(), view.dtype)
+    assert meta.storage_offset() == view.storage_offset() == 1
+    assert meta.data_ptr() % 16 == (view.data_ptr() - base.data_ptr()) % 16 == 2

@@ -15,8 +15,9 @@ values, no memory), with Triton's active driver replaced by one that only names 
 target (``CompileOnlyDriver``) and every launch made a compile (``warmup=True``; an autotuner
 compiles each of its configs). Triton writes each specialization into its file cache, under
 the same key a launch on the device computes: pointer arguments specialize on their address
-modulo 16, and a meta tensor's address is 0, as a fresh allocation's is 0 modulo 16. The
-candidate's runner, pointed at that cache, then loads instead of compiling.
+modulo 16, and a meta tensor's address is its offset in bytes, as a device tensor's is its
+(aligned) allocation's plus that offset. The candidate's runner, pointed at that cache, then
+loads instead of compiling.
 
 What the candidate can do there: run its own code on shapes it would be handed anyway, and
 write into a cache only its own runner reads. The judge never reads it. Code that needs values
@@ -70,13 +71,19 @@ class CompileOnlyDriver:
 
 
 def meta_like(value: Any) -> Any:
-    """``value`` with every tensor a meta tensor of the same shape, strides and dtype (lists,
-    tuples and dicts followed), everything else as it is."""
+    """``value`` with every tensor a meta tensor of the same shape, strides, storage offset and
+    dtype (lists, tuples and dicts followed), everything else as it is. The offset is kept
+    because Triton specializes a pointer on its alignment: a meta tensor's address is its
+    offset in bytes, as a view's on the device is its allocation's (aligned) plus that."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        return torch.empty_strided(tuple(value.shape), tuple(value.stride()),
-                                   dtype=value.dtype, device="meta")
+        shape, stride = tuple(value.shape), tuple(value.stride())
+        span = (1 + sum((size - 1) * step for size, step in zip(shape, stride))
+                if all(shape) else 0)
+        offset = value.storage_offset()
+        base = torch.empty(offset + span, dtype=value.dtype, device="meta")
+        return base.as_strided(shape, stride, offset)
     if isinstance(value, (list, tuple)):
         return type(value)(meta_like(item) for item in value)
     if isinstance(value, dict):
