@@ -66,8 +66,9 @@ class CompileOnlyDriver:
         return 0
 
     def __getattr__(self, name: str) -> Any:
-        raise RuntimeError(f"compiling ahead, without a device: Triton asked the driver for "
-                           f"{name!r}")
+        # AttributeError, so that Triton's own ``hasattr`` probes read "no such thing"
+        raise AttributeError(f"compiling ahead, without a device: Triton asked the driver "
+                             f"for {name!r}")
 
 
 def meta_like(value: Any) -> Any:
