@@ -444,6 +444,13 @@ def step_parts(rows: list[dict[str, Any]]) -> str:
         shown = {**parts, "other": total - named}
         lines.append(f"{stage} ({int(count)} steps): " + ", ".join(
             f"{name} {seconds / max(count, 1):.3f}" for name, seconds in shown.items()))
+    # Triton compiling in the runners, against every second held shared (the runners' starts
+    # and ends included): what compiling ahead would take out of the steps a timing drains.
+    compiling = sum(parts.get("runner compile", 0.0) for parts in sums.values())
+    held = sum(total for _, total, _ in steps.values())
+    if compiling and held:
+        lines.append(f"compiling in the runner {compiling:.1f} of {held:.1f} s held shared "
+                     f"({100 * compiling / held:.0f} %)")
     return "inside the steps held shared, s per step: " + "; ".join(lines)
 
 

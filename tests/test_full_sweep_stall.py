@@ -195,6 +195,18 @@ def test_the_summary_says_where_the_shared_steps_seconds_went_per_step():
     assert "none recorded" in step_parts([{"op": "aten.abs", "detail": "{}"}])
 
 
+def test_the_summary_says_what_share_of_the_shared_seconds_went_to_compiling():
+    """The runner's compiles (its "compile" phase) against every second held shared, the
+    runner's start and end included: what compiling ahead would take out of the drains."""
+    step_parts = _full_sweep_module().step_parts
+    rows = [{"op": "aten.neg", "detail": json.dumps({
+                "shared_steps": {"trials": [2, 1.0, 0.6], "runner start": [1, 1.0, 1.0]},
+                "step_parts": {"trials": {"request": 0.8, "runner call": 0.7,
+                                          "runner launches": 0.6, "runner compile": 0.5}}})}]
+    said = step_parts(rows)
+    assert said.endswith("; compiling in the runner 0.5 of 2.0 s held shared (25 %)"), said
+
+
 def test_the_summary_spreads_the_candidates_repetitions_and_seconds_per_repetition():
     candidate_timings = _full_sweep_module().candidate_timings
 
