@@ -69,10 +69,10 @@ def child(stage: str, module_path: str, op: str, arch: int) -> dict:
     import torch
     from triton.runtime.jit import JITFunction
 
-    from kgb_core.evaluation.launches import LaunchCounter, _time_compiles
+    from kgb_core.evaluation.launches import LaunchCounter, time_compiles
 
     counter = LaunchCounter()
-    _time_compiles(JITFunction, counter)
+    time_compiles(JITFunction, counter.note_compile)
     failed = []
     for inputs in _input_sets(op, "cuda"):
         try:

@@ -8,7 +8,7 @@ import time
 
 from triton.runtime.jit import JITFunction
 
-from kgb_core.evaluation.launches import LaunchCounter, _time_compiles
+from kgb_core.evaluation.launches import LaunchCounter, time_compiles
 
 
 class _Compiles:
@@ -21,7 +21,7 @@ class _Compiles:
 
 def test_each_compile_adds_its_seconds_and_a_reset_clears_them():
     counter = LaunchCounter()
-    _time_compiles(_Compiles, counter)
+    time_compiles(_Compiles, counter.note_compile)
     assert _Compiles()._do_compile("a") == "kernel a"  # what the compile returns, unchanged
     assert _Compiles()._do_compile("b") == "kernel b"
     assert 0.04 <= counter.compile_s < 1.0
@@ -34,7 +34,7 @@ def test_a_class_that_compiles_nothing_is_left_alone():
         def run(self) -> None:
             pass
 
-    _time_compiles(Interpreted, LaunchCounter())
+    time_compiles(Interpreted, LaunchCounter().note_compile)
     assert not hasattr(Interpreted, "_do_compile")
 
 

@@ -31,10 +31,11 @@ GPU's device nodes, and a GPU run to show that the runner's compiles hit what it
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
+
+from kgb_core.evaluation.launches import time_compiles
 
 
 @dataclass
@@ -47,6 +48,10 @@ class CompileAheadReport:
     # One line per call that raised (code that needs values stops a call; what it launched
     # before that has compiled).
     stopped: list[str] = field(default_factory=list)
+
+    def note_compile(self, seconds: float) -> None:
+        self.compiled += 1
+        self.compile_s += seconds
 
 
 class CompileOnlyDriver:
@@ -112,17 +117,9 @@ def compiling_only(target: Any, report: CompileAheadReport) -> Iterator[None]:
         kwargs.pop("warmup", None)  # a launch says warmup=False; the warm-up says True itself
         return self.warmup(*args, **kwargs)  # each config compiled; none benchmarked
 
-    def counted_compile(self: Any, *args: Any, **kwargs: Any) -> Any:
-        began = time.perf_counter()
-        try:
-            return compile_one(self, *args, **kwargs)
-        finally:
-            report.compiled += 1
-            report.compile_s += time.perf_counter() - began
-
     driver.set_active(CompileOnlyDriver(target))
     JITFunction.run, Autotuner.run = compile_run, compile_every_config
-    JITFunction._do_compile = counted_compile
+    time_compiles(JITFunction, report.note_compile)
     try:
         yield
     finally:

@@ -111,8 +111,11 @@ class LaunchCounter:
         self.arguments = LaunchArguments()
         for cls in launch_classes():
             _wrap_run(cls, self)
-            _time_compiles(cls, self)
+            time_compiles(cls, self.note_compile)
         self._installed = True
+
+    def note_compile(self, seconds: float) -> None:
+        self.compile_s += seconds
 
     def note_launch(self, kernel_name: str) -> None:
         self.count += 1
@@ -310,10 +313,12 @@ def _wrap_run(cls: type, counter: LaunchCounter) -> None:
     cls.run = counted_run
 
 
-def _time_compiles(cls: type, counter: LaunchCounter) -> None:
-    """Add the seconds of each of ``cls``'s compiles to ``counter.compile_s``, where the class
-    compiles through ``_do_compile`` (JITFunction from Triton 3.4; the interpreter compiles
-    nothing). A candidate may rebind it: the number is a diagnostic, not a check."""
+def time_compiles(cls: type, note: Callable[[float], None]) -> None:
+    """Hand ``note`` the seconds of each of ``cls``'s compiles, where the class compiles
+    through ``_do_compile`` (JITFunction from Triton 3.4; the interpreter compiles nothing):
+    the runner's ``LaunchCounter.compile_s``, and compiling ahead's count
+    (``compile_ahead.compiling_only``). A candidate may rebind it: in the runner the number is
+    a diagnostic, not a check."""
     original = getattr(cls, "_do_compile", None)
     if original is None:
         return
@@ -324,7 +329,7 @@ def _time_compiles(cls: type, counter: LaunchCounter) -> None:
         try:
             return original(self, *args, **kwargs)
         finally:
-            counter.compile_s += time.perf_counter() - began
+            note(time.perf_counter() - began)
 
     cls._do_compile = timed_compile
 
