@@ -28,11 +28,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kgb_core.evaluation.arena import Arenas
 from kgb_core.evaluation.limits import MAX_FILE_BYTES, describe_exit, kill_group
 from kgb_core.evaluation.sandbox import SandboxTool, command
+
+if TYPE_CHECKING:  # arena.py imports torch: a judge starts its template before that
+    from kgb_core.evaluation.arena import Arenas
 
 MAX_REPLY_BYTES = 16 << 20
 TEMPLATE_MODULE = "kgb_core.evaluation.template"
@@ -252,6 +254,8 @@ class RunnerTemplate:
         folder = Path(tempfile.mkdtemp(prefix="runner-", dir=self.work))
         if self.seed_cache:  # the runner's own copy: what it writes there reaches no other
             shutil.copytree(self.seed_cache, folder / "triton-cache", symlinks=True)
+        from kgb_core.evaluation.arena import Arenas
+
         ours, theirs = socket.socketpair()
         arenas = Arenas.create(MAX_FILE_BYTES)  # this runner's alone
         self.exits.clear()
