@@ -44,7 +44,10 @@ DEFAULT_DISTINCT = "aten.relu,aten.add,aten.mul,aten.exp,aten.abs,aten.sigmoid"
 KERNEL_FLOOR_MS = 0.05
 TARGET_OVERHEAD_PCT = 5.0
 
-# Runs in a subprocess, in this tree or in a baseline tree: seconds per candidate, as JSON.
+# Runs in a subprocess, in this tree or in a baseline tree: seconds per candidate, as JSON, for
+# the distinct operators (each once, from a fresh judge: what a sweep's first candidates pay)
+# and then the same candidate repeated (after one warm-up, as a warm worker would have it). One
+# process measures both, so each setup starts its judge and runner template once.
 _MEASURE = """
 import json, sys, time
 try:
@@ -52,35 +55,45 @@ try:
 except ImportError:  # a tree from before evaluation/pool.py was renamed
     from kgb_core.evaluation.pool import EvaluationSettings, Evaluator
 from kgb_core.plugins import load_registry
-backend_name, ops, repeat, reuse = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), sys.argv[4] == "1"
+backend_name, op, distinct, repeat, reuse = sys.argv[1], sys.argv[2], sys.argv[3].split(","), int(sys.argv[4]), sys.argv[5] == "1"
 registry = load_registry()
-sources = [(op, registry.operator(op).reference_kernel()) for op in ops]
 settings = EvaluationSettings(seeds=(0,), timing=False, worker_reuse=reuse)
+
+
+def per_candidate(evaluator, sources):
+    started = time.perf_counter()
+    for op_id, source in sources:
+        result = evaluator.evaluate(op_id, source)
+        if not result.passed:
+            raise SystemExit(f"{op_id}: {result.verdict}: {result.message}")
+    return (time.perf_counter() - started) / len(sources), result
+
+
 with Evaluator.for_backend(registry.backend(backend_name), settings) as evaluator:
     info = evaluator.start() if reuse else {}
-    if repeat:
-        evaluator.evaluate(*sources[0])  # compiled once, as a warm worker would have it
-    started = time.perf_counter()
-    for op, source in (sources[:1] * repeat) or sources:
-        result = evaluator.evaluate(op, source)
-        if not result.passed:
-            raise SystemExit(f"{op}: {result.verdict}: {result.message}")
-    seconds = (time.perf_counter() - started) / (repeat or len(sources))
-print(json.dumps({"seconds": seconds, "sandbox": getattr(result, "sandbox", "") or "in-process"}))
+    apart, _ = per_candidate(evaluator, [(o, registry.operator(o).reference_kernel())
+                                         for o in distinct])
+    same_source = (op, registry.operator(op).reference_kernel())
+    evaluator.evaluate(*same_source)  # compiled once, as a warm worker would have it
+    same, result = per_candidate(evaluator, [same_source] * repeat)
+print(json.dumps({"same": same, "apart": apart,
+                  "sandbox": getattr(result, "sandbox", "") or "in-process"}))
 """
 
 
-def seconds_per_candidate(backend_name: str, ops: list[str], repeat: int, reuse: bool,
-                          tree: str | None = None, env: dict[str, str] | None = None) -> dict:
+def seconds_per_candidate(backend_name: str, op: str, distinct: list[str], repeat: int,
+                          reuse: bool, tree: str | None = None,
+                          env: dict[str, str] | None = None) -> dict:
     """Measured in a subprocess: of this tree, or of ``tree`` (an older kgb checkout)."""
     environment = {**os.environ, **(env or {})}
     if tree:
         environment["PYTHONPATH"] = os.path.abspath(tree)
-    done = subprocess.run([sys.executable, "-c", _MEASURE, backend_name, ",".join(ops),
+    done = subprocess.run([sys.executable, "-c", _MEASURE, backend_name, op, ",".join(distinct),
                            str(repeat), "1" if reuse else "0"], capture_output=True, text=True,
                           env=environment, cwd=os.path.abspath(tree) if tree else None)
     if done.returncode != 0:
-        raise SystemExit(f"measuring {ops} in {tree or 'this tree'} failed:\n{done.stderr[-2000:]}")
+        raise SystemExit(f"measuring {op} and {distinct} in {tree or 'this tree'} failed:\n"
+                         f"{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -97,9 +110,10 @@ def cost_rows(args: argparse.Namespace) -> list[list[str]]:
         setups = [setup for setup in setups if setup[2]]
     rows = []
     for label, tree, reuse, env in setups:
-        same = seconds_per_candidate(args.backend, [args.op], args.candidates, reuse, tree, env)
-        apart = seconds_per_candidate(args.backend, distinct, 0, reuse, tree, env)
-        rows.append([label, same["sandbox"], f"{same['seconds']:.3f}", f"{apart['seconds']:.3f}"])
+        measured = seconds_per_candidate(args.backend, args.op, distinct, args.candidates, reuse,
+                                         tree, env)
+        rows.append([label, measured["sandbox"], f"{measured['same']:.3f}",
+                     f"{measured['apart']:.3f}"])
         # A line as each setup is measured, so a run cut short still says what it measured.
         print("measured | " + " | ".join(rows[-1]), flush=True)
     return rows
