@@ -40,7 +40,8 @@ CHILD = textwrap.dedent("""
     report = compile_calls(module.kernel, sets, GPUTarget("cuda", 90, 32))
     print(json.dumps({"calls": report.calls, "compiled": report.compiled,
                       "compile_s": report.compile_s, "stopped": report.stopped,
-                      "restored": JITFunction.run is run and driver._active is active}))
+                      "restored": JITFunction.run is run and driver._active is active,
+                      "seen": getattr(module, "SEEN", None)}))
 """)
 
 
@@ -139,6 +140,42 @@ def test_an_autotuned_kernel_compiles_every_config_and_benchmarks_none(tmp_path)
     assert report["stopped"] == [] and report["restored"], report
     assert report["compiled"] == 2, report
     assert len(_cubins(tmp_path / "cache")) == 2
+
+
+def test_host_code_that_asks_the_device_takes_its_gpu_branch(tmp_path):
+    """vLLM's style, ``4096 if x.is_cuda else 1024``: compiled ahead for a plain meta tensor's
+    answer, the kernel the GPU launches was not in the cache (two references on the H100).
+    Every way a candidate asks for or allocates on the device says the GPU, and no memory is
+    touched."""
+    module = tmp_path / "asks_the_device.py"
+    module.write_text(textwrap.dedent("""
+        import torch, triton, triton.language as tl
+
+        SEEN = []
+
+        @triton.jit
+        def _copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offsets < n
+            tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+        def kernel(x):
+            block = 2048 if x.is_cuda else 128
+            made = [torch.empty(x.numel(), device=x.device, dtype=x.dtype),
+                    torch.zeros(3, device="cuda"), torch.empty_like(x), x.new_empty(5),
+                    x.contiguous(), x.to(x.device), x.cuda(), x.reshape(-1)[1:]]
+            SEEN.append([x.is_cuda, str(x.device), x.is_meta, block]
+                        + [(str(t.device), t.is_cuda) for t in made])
+            out = made[0]
+            _copy[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), BLOCK=block)
+            return out
+    """))
+    report = _compile_ahead(module, "vector", tmp_path / "cache")
+    assert report["stopped"] == [] and report["restored"], report
+    assert report["compiled"] == 1, report
+    ((is_cuda, device, is_meta, block, *made),) = report["seen"]
+    assert (is_cuda, device, is_meta, block) == (True, "cuda:0", False, 2048)
+    assert made == [["cuda:0", True]] * 8
 
 
 def test_a_meta_copy_keeps_what_triton_specializes_on():

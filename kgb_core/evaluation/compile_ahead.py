@@ -19,6 +19,14 @@ modulo 16, and a meta tensor's address is its offset in bytes, as a device tenso
 (aligned) allocation's plus that offset. The candidate's runner, pointed at that cache, then
 loads instead of compiling.
 
+The meta tensors say they are on the GPU (``on_the_device``): published kernels pick their
+block sizes by device (vLLM's style: ``4096 if x.is_cuda else 1024``), and on an H100 two
+reference kernels written so compiled ahead for a plain meta tensor's branch and missed the
+cache for every call (``results/h100-compile-ahead-6b2b545.txt``: ``vllm.rms_norm`` and
+``vllm.cutlass_scaled_mm`` wrote 50 and 114 cache files on the GPU; the kernels that do not
+branch on the device wrote only Triton's launcher). Factories asked for the device
+(``torch.empty(n, device=x.device)``) make meta tensors that say the same.
+
 What the candidate can do there: run its own code on shapes it would be handed anyway, and
 write into a cache only its own runner reads. The judge never reads it. Code that needs values
 (``.item()``, a data-dependent branch) fails on meta tensors; the calls before it have
@@ -26,7 +34,8 @@ compiled, and the rest compile in the runner as before.
 
 Where it stands: this module (tested on a machine without a GPU, compiling for an H100's
 target) is the first piece. The judge does not run it yet: that needs a sandbox without the
-GPU's device nodes, and a GPU run to show that the runner's compiles hit what it wrote.
+GPU's device nodes, and a GPU run to show that the runner's compiles hit what it wrote for
+kernels that branch on the device too (the H100 run above predates ``on_the_device``).
 """
 
 from __future__ import annotations
@@ -74,6 +83,81 @@ class CompileOnlyDriver:
         # AttributeError, so that Triton's own ``hasattr`` probes read "no such thing"
         raise AttributeError(f"compiling ahead, without a device: Triton asked the driver "
                              f"for {name!r}")
+
+
+def _device_looking_meta() -> tuple[type, type]:
+    """The tensor class whose meta tensors say they are on the GPU, and the mode that keeps
+    them so through torch's functions (made once, on first use: torch is imported late)."""
+    global _MADE
+    if _MADE is not None:
+        return _MADE
+    import torch
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_map
+
+    gpu = torch.device("cuda", 0)
+
+    class OnTheDevice(torch.Tensor):
+        """A meta tensor that answers ``device``, ``is_cuda`` and ``is_meta`` as a tensor on
+        the GPU would: the candidate's host code takes its GPU branch."""
+
+        @property
+        def device(self) -> Any:
+            return gpu
+
+        @property
+        def is_cuda(self) -> bool:
+            return True
+
+        @property
+        def is_meta(self) -> bool:
+            return False
+
+    def to_meta(value: Any) -> Any:
+        if isinstance(value, OnTheDevice):
+            with torch._C.DisableTorchFunctionSubclass():
+                return value.as_subclass(torch.Tensor)  # plain meta, same storage and view
+        if isinstance(value, torch.device) and value.type == "cuda":
+            return torch.device("meta")
+        if isinstance(value, str) and value.split(":")[0] == "cuda":
+            return "meta"
+        return value
+
+    class KeptOnTheDevice(TorchFunctionMode):
+        """Every torch function runs on plain meta tensors, a device it is asked for that is
+        the GPU made meta (factories, ``.to``), and the tensors it returns say the GPU again.
+        Torch's own code then never reads the device an ``OnTheDevice`` claims."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                               kwargs: Any = None) -> Any:
+            if func is torch.Tensor.cuda:
+                args = args[:1]  # a meta tensor moved to the GPU stays where it is
+                func = torch.Tensor.clone
+            out = func(*tree_map(to_meta, args), **tree_map(to_meta, kwargs or {}))
+            return tree_map(lambda value: value.as_subclass(OnTheDevice)
+                            if type(value) is torch.Tensor and value.device.type == "meta"
+                            else value, out)
+
+    _MADE = (OnTheDevice, KeptOnTheDevice)
+    return _MADE
+
+
+_MADE: tuple[type, type] | None = None
+
+
+def on_the_device(value: Any) -> Any:
+    """``meta_like(value)`` with every tensor an ``OnTheDevice``: inside ``compiling_only`` the
+    candidate sees tensors on the GPU, and none has memory."""
+    import torch
+
+    on_device = _device_looking_meta()[0]
+    if isinstance(value, torch.Tensor):
+        return meta_like(value).as_subclass(on_device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(on_the_device(item) for item in value)
+    if isinstance(value, dict):
+        return {key: on_the_device(item) for key, item in value.items()}
+    return value
 
 
 def meta_like(value: Any) -> Any:
@@ -129,15 +213,18 @@ def compiling_only(target: Any, report: CompileAheadReport) -> Iterator[None]:
 
 def compile_calls(entry: Callable[..., Any], input_sets: Sequence[Sequence[Any]],
                   target: Any) -> CompileAheadReport:
-    """Call ``entry`` on meta copies of each input set, compiling for ``target`` (a Triton
-    ``GPUTarget``) what it launches, into the Triton cache of this process
-    (``TRITON_CACHE_DIR``)."""
+    """Call ``entry`` on meta copies of each input set that say they are on the GPU
+    (``on_the_device``), compiling for ``target`` (a Triton ``GPUTarget``) what it launches,
+    into the Triton cache of this process (``TRITON_CACHE_DIR``)."""
     report = CompileAheadReport()
+    kept_on_the_device = _device_looking_meta()[1]
     with compiling_only(target, report):
         for inputs in input_sets:
             report.calls += 1
             try:
-                entry(*meta_like(list(inputs)))
+                arguments = on_the_device(list(inputs))
+                with kept_on_the_device():
+                    entry(*arguments)
             except Exception as error:  # the candidate's code: any error stops only this call
                 report.stopped.append(f"call {report.calls}: {type(error).__name__}: "
                                       f"{str(error)[:200]}")
