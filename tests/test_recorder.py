@@ -9,6 +9,9 @@ host about 5 us per launch, time a short kernel's timer could see.
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -235,3 +238,32 @@ def test_for_other_operators_no_copy_is_judged_a_move():
         x.t().contiguous()
         torch.empty(2)[0].fill_(x[0, 0])
     assert staged.moved == []
+
+
+# -- TorchDynamo kept out of the op recorder, without importing it ------------------------------
+_DYNAMO_SCRIPT = """
+import json, sys
+import torch
+from kgb_core.evaluation.recorder import Recording, TorchOpRecorder
+if sys.argv[1] == "imported":
+    import torch._dynamo
+with Recording():
+    torch.empty(3).add_(1).tolist()
+raw = TorchOpRecorder.__torch_dispatch__.__wrapped__
+print(json.dumps({"dynamo": "torch._dynamo" in sys.modules,
+                  "disabled_through_torch": hasattr(raw, "__dynamo_disable")}))
+"""
+
+
+@pytest.mark.parametrize("dynamo", ["not imported", "imported"])
+def test_the_op_recorder_keeps_dynamo_out_and_imports_it_only_if_something_did(dynamo):
+    """torch wraps a dispatch mode's ``__torch_dispatch__`` in ``_disable_dynamo``, whose first
+    call imports ``torch._dynamo``: 1 s of each runner template's start, and a dynamo context
+    around every recorded op. Until something imports it nothing can be compiling, so the
+    recorder runs bare; once it is imported, through torch's wrapper, as before."""
+    done = subprocess.run([sys.executable, "-c", _DYNAMO_SCRIPT, dynamo], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    imported = dynamo == "imported"
+    assert found == {"dynamo": imported, "disabled_through_torch": imported}, found

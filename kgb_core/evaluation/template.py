@@ -82,8 +82,9 @@ def _preload(config: dict[str, Any]) -> Any:
                             max_block_size=config.get("max_block_size"))
     counter.install()
     install_thread_recording()
-    # The first op dispatched under a mode imports torch._dynamo (1.5 s on this CPU): pay it
-    # here, once, on a host tensor (no device is touched), not in every runner.
+    # The recording's first op: what it sets up on first use is paid here, once, on a host
+    # tensor (no device is touched), not in every runner. (It once imported torch._dynamo,
+    # 1 s; the op recorder no longer does, recorder._dynamo_disabled_once_imported.)
     with Recording():
         torch.empty(1).tolist()
     before = _threads()
