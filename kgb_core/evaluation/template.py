@@ -40,7 +40,9 @@ from kgb_core.evaluation.limits import MAX_FILE_BYTES, apply_limits, resident_by
 
 # Modules Triton imports on a process's first launch (Triton 3.6 to 3.9: the argument
 # specialisation imports gluon), imported in the template instead. Absent ones are skipped.
-_LAZY_IMPORTS = ("triton.experimental.gluon", "triton.language.extra.libdevice")
+_LAZY_IMPORTS = ("triton.experimental.gluon", "triton.language.extra.libdevice",
+                 # torch.broadcast_shapes imports it (and sympy) on first use: 0.27 s a runner
+                 "torch.fx.experimental.symbolic_shapes")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 CHANNEL_FD = 3  # the runner's socket, in the runner
