@@ -38,8 +38,9 @@ from typing import Any
 
 from kgb_core.evaluation.limits import MAX_FILE_BYTES, apply_limits, resident_bytes
 
-# Modules Triton imports on a process's first launch (Triton 3.6 to 3.9: the argument
-# specialisation imports gluon), imported in the template instead. Absent ones are skipped.
+# Modules a process's first launch imports (Triton 3.6 to 3.9: the argument specialisation
+# imports gluon; torch.broadcast_shapes, in many kernels' host code, imports sympy), imported
+# in the template instead. Absent ones are skipped.
 _LAZY_IMPORTS = ("triton.experimental.gluon", "triton.language.extra.libdevice",
                  # torch.broadcast_shapes imports it (and sympy) on first use: 0.27 s a runner
                  "torch.fx.experimental.symbolic_shapes")
