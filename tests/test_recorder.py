@@ -251,7 +251,8 @@ with Recording():
     torch.empty(3).add_(1).tolist()
 raw = TorchOpRecorder.__torch_dispatch__.__wrapped__
 print(json.dumps({"dynamo": "torch._dynamo" in sys.modules,
-                  "disabled_through_torch": hasattr(raw, "__dynamo_disable")}))
+                  "disabled_through_torch": hasattr(raw, "__dynamo_disable"),
+                  "wrapped_once": not hasattr(raw, "__wrapped__")}))
 """
 
 
@@ -266,4 +267,5 @@ def test_the_op_recorder_keeps_dynamo_out_and_imports_it_only_if_something_did(d
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     imported = dynamo == "imported"
-    assert found == {"dynamo": imported, "disabled_through_torch": imported}, found
+    assert found == {"dynamo": imported, "disabled_through_torch": imported,
+                     "wrapped_once": True}, found

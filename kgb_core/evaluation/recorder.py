@@ -473,9 +473,6 @@ class HostReadRecorder(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-TorchOpRecorder.__torch_dispatch__ = _dynamo_disabled_once_imported(  # type: ignore[method-assign]
-    TorchOpRecorder.__dict__["__torch_dispatch__"])
-
 class _Active:
     """The recording of the call now running (None between calls), for threads it starts."""
 
