@@ -148,16 +148,8 @@ _MADE: tuple[type, type] | None = None
 def on_the_device(value: Any) -> Any:
     """``meta_like(value)`` with every tensor an ``OnTheDevice``: inside ``compiling_only`` the
     candidate sees tensors on the GPU, and none has memory."""
-    import torch
-
     on_device = _device_looking_meta()[0]
-    if isinstance(value, torch.Tensor):
-        return meta_like(value).as_subclass(on_device)
-    if isinstance(value, (list, tuple)):
-        return type(value)(on_the_device(item) for item in value)
-    if isinstance(value, dict):
-        return {key: on_the_device(item) for key, item in value.items()}
-    return value
+    return _tensors_mapped(value, lambda tensor: _meta_copy(tensor).as_subclass(on_device))
 
 
 def meta_like(value: Any) -> Any:
@@ -165,19 +157,30 @@ def meta_like(value: Any) -> Any:
     dtype (lists, tuples and dicts followed), everything else as it is. The offset is kept
     because Triton specializes a pointer on its alignment: a meta tensor's address is its
     offset in bytes, as a view's on the device is its allocation's (aligned) plus that."""
+    return _tensors_mapped(value, _meta_copy)
+
+
+def _meta_copy(tensor: Any) -> Any:
+    import torch
+
+    shape, stride = tuple(tensor.shape), tuple(tensor.stride())
+    span = (1 + sum((size - 1) * step for size, step in zip(shape, stride))
+            if all(shape) else 0)
+    offset = tensor.storage_offset()
+    base = torch.empty(offset + span, dtype=tensor.dtype, device="meta")
+    return base.as_strided(shape, stride, offset)
+
+
+def _tensors_mapped(value: Any, change: Callable[[Any], Any]) -> Any:
+    """``value`` with ``change`` applied to every tensor, lists, tuples and dicts followed."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        shape, stride = tuple(value.shape), tuple(value.stride())
-        span = (1 + sum((size - 1) * step for size, step in zip(shape, stride))
-                if all(shape) else 0)
-        offset = value.storage_offset()
-        base = torch.empty(offset + span, dtype=value.dtype, device="meta")
-        return base.as_strided(shape, stride, offset)
+        return change(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(meta_like(item) for item in value)
+        return type(value)(_tensors_mapped(item, change) for item in value)
     if isinstance(value, dict):
-        return {key: meta_like(item) for key, item in value.items()}
+        return {key: _tensors_mapped(item, change) for key, item in value.items()}
     return value
 
 
